@@ -1,0 +1,68 @@
+# Two commands on a fresh machine: `make demo` and `make test` (see README.md).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-dev
+IPYKERNEL_MATRIX ?= 7.0.1 7.3.0
+
+.PHONY: demo test lint js unit kernel kernel-matrix browser notebooks bench build clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@
+
+## make demo: set up and open JupyterLab on the quickstart notebook (offline model, no API key)
+demo: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/quickstart.ipynb
+
+## make test: set up and run every test layer, timing each
+test: $(STAMP)
+	@bash tests/run_layers.sh
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+js/node_modules/.package-lock.json: js/package-lock.json
+	cd js && npm ci --no-audit --no-fund --loglevel=error
+
+## make build: rebuild splitbrain_widget/static/ from js/
+build: js/node_modules/.package-lock.json
+	node js/build.mjs
+
+js: js/node_modules/.package-lock.json
+	node js/build.mjs --check
+	node --test js/tests/
+
+unit: $(STAMP)
+	$(PY) -m pytest -q -m "not kernel and not browser" tests
+
+kernel: $(STAMP)
+	$(PY) -m pytest -q -m kernel tests
+
+## the kernel layer again on older ipykernel 7.x releases, each in its own small venv
+kernel-matrix: $(STAMP)
+	@for v in $(IPYKERNEL_MATRIX); do \
+	  env=.venv-ipykernel-$$v; \
+	  [ -x $$env/bin/python ] || $(PYTHON) -m venv $$env; \
+	  [ -f $$env/.ok ] || { $$env/bin/pip install -q "ipykernel==$$v" anywidget pydantic && touch $$env/.ok; } || exit 1; \
+	  echo "== kernel tests on ipykernel $$v"; \
+	  SPLITBRAIN_KERNEL_PYTHON=$$PWD/$$env/bin/python $(PY) -m pytest -q -m kernel tests || exit 1; \
+	done
+
+browser: $(STAMP)
+	$(PY) -m pytest -q -m browser tests
+
+notebooks: $(STAMP)
+	$(PY) -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
+
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) .venv-ipykernel-* js/node_modules dist build .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,326 @@
+// @ts-check
+/**
+ * The view: a target page in a sandboxed iframe, the ready-handshake queue, and the relay
+ * between the kernel (anywidget custom messages) and the page (postMessage).
+ *
+ * Wire formats: docs/protocol.md. Shapes and validators: ./protocol.js.
+ */
+import {
+  MAX_ERROR_TEXT,
+  PARENT_SOURCE,
+  PROTOCOL_VERSION,
+  errorText,
+  isKernelRequest,
+  isTargetMessage,
+  makeNonce,
+} from "./protocol.js";
+
+/** Largest state (as JSON text) forwarded to the kernel; bigger ones are replaced by a marker. */
+export const MAX_STATE_CHARS = 1_000_000;
+/** Unsolicited states are forwarded at most this often (ms); the latest one wins. */
+export const STATE_EVENT_INTERVAL_MS = 100;
+/** How long a target may take to call SplitBrain.ready() before the view reports it. */
+export const READY_TIMEOUT_MS = 15_000;
+/** Request ids remembered per view, so that each is applied at most once. */
+const SEEN_IDS = 20_000;
+
+/**
+ * @typedef {object} Model  the part of anywidget's model this view uses
+ * @property {(name: string) => any} get
+ * @property {(event: string, cb: (...args: any[]) => void) => void} on
+ * @property {(event: string, cb: (...args: any[]) => void) => void} off
+ * @property {(content: any) => void} send
+ */
+
+/**
+ * Bound a state for the trip to the kernel.
+ * @param {unknown} state
+ * @returns {Record<string, unknown>}
+ */
+export function boundState(state) {
+  if (!state || typeof state !== "object" || Array.isArray(state)) return { _invalid: "expected an object" };
+  let text;
+  try {
+    text = JSON.stringify(state);
+  } catch (err) {
+    return { _invalid: errorText(err) };
+  }
+  if (text.length > MAX_STATE_CHARS) return { _truncated: true, bytes: text.length };
+  return /** @type {Record<string, unknown>} */ (state);
+}
+
+/**
+ * The relay between one view's model messages and its iframe. Pure logic, no DOM: widget
+ * rendering wires it to a real iframe; tests wire it to fakes.
+ */
+export class Relay {
+  /**
+   * @param {object} opts
+   * @param {string} opts.viewId
+   * @param {(msg: any) => void} opts.sendToKernel
+   * @param {(msg: any) => void} opts.postToTarget  posts to the iframe (targetOrigin '*')
+   * @param {() => Record<string, unknown>} opts.currentValues  the `values` trait
+   * @param {(status: "loading" | "ready" | "error", detail?: string) => void} [opts.onStatus]
+   */
+  constructor({ viewId, sendToKernel, postToTarget, currentValues, onStatus }) {
+    this.viewId = viewId;
+    this.sendToKernel = sendToKernel;
+    this.postToTarget = postToTarget;
+    this.currentValues = currentValues;
+    this.onStatus = onStatus ?? (() => {});
+    this.nonce = makeNonce();
+    this.ready = false;
+    /** @type {import("./protocol.js").KernelRequest[]} */
+    this.queue = [];
+    /** @type {Set<string>} ids already accepted from the kernel */
+    this.seen = new Set();
+    /** @type {Set<string>} ids posted to the target and not answered yet */
+    this.outstanding = new Set();
+    /** @type {Record<string, unknown> | null} */
+    this.pendingStateEvent = null;
+    /** @type {ReturnType<typeof setTimeout> | null} */
+    this.stateTimer = null;
+    this.lastStateEventAt = 0;
+  }
+
+  /** A new page load: fresh nonce, not ready; queued requests stay queued. */
+  reload() {
+    this.nonce = makeNonce();
+    this.ready = false;
+    // Requests posted to the old page will never be answered by it: answer them now.
+    for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page was reloaded");
+    this.outstanding.clear();
+    this.onStatus("loading");
+  }
+
+  /** @param {unknown} msg  a custom message from the kernel */
+  fromKernel(msg) {
+    if (!isKernelRequest(msg)) return;
+    const request = /** @type {import("./protocol.js").KernelRequest} */ (msg);
+    if (this.seen.has(request.id)) return;
+    this.seen.add(request.id);
+    if (this.seen.size > SEEN_IDS) this.seen.delete(this.seen.values().next().value ?? "");
+    if (this.ready) this.post(request);
+    else this.queue.push(request);
+  }
+
+  /** @param {import("./protocol.js").KernelRequest} request */
+  post(request) {
+    this.outstanding.add(request.id);
+    const values = request.payload.values ?? {};
+    const type = request.op;
+    this.postToTarget({
+      source: PARENT_SOURCE,
+      nonce: this.nonce,
+      type,
+      id: request.id,
+      ...(type === "state" ? {} : { payload: values }),
+    });
+  }
+
+  /**
+   * A message event from the iframe; `fromFrame` says whether `event.source` is our iframe.
+   * @param {unknown} data
+   * @param {boolean} fromFrame
+   */
+  fromTarget(data, fromFrame) {
+    if (!fromFrame || !isTargetMessage(data, this.nonce)) return;
+    const msg = /** @type {any} */ (data);
+    if (msg.type === "ready") {
+      if (this.ready) return;
+      this.ready = true;
+      this.onStatus("ready");
+      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
+      // Catch up with everything set while no page listened, then what was queued, in order.
+      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: this.currentValues() });
+      const queued = this.queue;
+      this.queue = [];
+      for (const request of queued) this.post(request);
+    } else if (msg.type === "state") {
+      const state = boundState(msg.payload);
+      if (typeof msg.id === "string") {
+        if (!this.outstanding.delete(msg.id)) return;
+        this.sendToKernel({ kind: "reply", id: msg.id, view_id: this.viewId, ok: true, state });
+      } else {
+        this.stateEvent(state);
+      }
+    } else if (msg.type === "error") {
+      const message = errorText(msg.error?.message ?? msg.error ?? "target error");
+      if (typeof msg.id === "string") {
+        if (!this.outstanding.delete(msg.id)) return;
+        this.replyError(msg.id, "target_error", message);
+      } else {
+        this.sendToKernel({
+          kind: "event",
+          view_id: this.viewId,
+          type: "error",
+          payload: { code: "target_error", message },
+        });
+      }
+    }
+  }
+
+  /**
+   * @param {string} id
+   * @param {string} code
+   * @param {string} message
+   */
+  replyError(id, code, message) {
+    this.sendToKernel({
+      kind: "reply",
+      id,
+      view_id: this.viewId,
+      ok: false,
+      error: { code, message: message.slice(0, MAX_ERROR_TEXT) },
+    });
+  }
+
+  /**
+   * Forward an unsolicited state, at most once per STATE_EVENT_INTERVAL_MS; the latest wins.
+   * @param {Record<string, unknown>} state
+   */
+  stateEvent(state) {
+    this.pendingStateEvent = state;
+    if (this.stateTimer) return;
+    const wait = Math.max(0, this.lastStateEventAt + STATE_EVENT_INTERVAL_MS - Date.now());
+    this.stateTimer = setTimeout(() => {
+      this.stateTimer = null;
+      this.lastStateEventAt = Date.now();
+      const payload = this.pendingStateEvent;
+      this.pendingStateEvent = null;
+      if (payload) this.sendToKernel({ kind: "event", view_id: this.viewId, type: "state", payload });
+    }, wait);
+  }
+
+  dispose() {
+    if (this.stateTimer) clearTimeout(this.stateTimer);
+    this.stateTimer = null;
+  }
+}
+
+const STYLE = `
+.splitbrain-view { font-family: var(--jp-ui-font-family, system-ui, sans-serif); color: var(--jp-ui-font-color1, #222);
+  border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; overflow: hidden; background: var(--jp-layout-color1, #fff); }
+.splitbrain-view iframe { display: block; width: 100%; border: 0; background: transparent; }
+.splitbrain-status { display: flex; gap: .5em; align-items: center; font-size: var(--jp-ui-font-size1, 13px);
+  padding: 3px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); background: var(--jp-layout-color2, #f5f5f5); }
+.splitbrain-status .sb-title { font-weight: 600; }
+.splitbrain-status .sb-dot { width: .6em; height: .6em; border-radius: 50%; background: #bbb; flex: none; }
+.splitbrain-status[data-status="ready"] .sb-dot { background: #2e9d4d; }
+.splitbrain-status[data-status="error"] .sb-dot { background: #d33; }
+.splitbrain-status[data-status="error"] .sb-detail { color: var(--jp-error-color1, #d33); }
+`;
+
+/**
+ * @param {{ model: Model, el: HTMLElement }} props
+ * @returns {() => void} cleanup
+ */
+function render({ model, el }) {
+  const controller = new AbortController();
+  const { signal } = controller;
+  const viewId = `v-${makeNonce().slice(0, 16)}`;
+
+  const root = document.createElement("div");
+  root.className = "splitbrain-view";
+  const style = document.createElement("style");
+  style.textContent = STYLE;
+  let iframe = document.createElement("iframe");
+  const status = document.createElement("div");
+  status.className = "splitbrain-status";
+  status.setAttribute("role", "status");
+  status.setAttribute("aria-live", "polite");
+  status.innerHTML = '<span class="sb-dot"></span><span class="sb-title"></span><span class="sb-detail"></span>';
+  const titleEl = /** @type {HTMLElement} */ (status.querySelector(".sb-title"));
+  const detailEl = /** @type {HTMLElement} */ (status.querySelector(".sb-detail"));
+  root.append(style, iframe, status);
+
+  /**
+   * A fresh iframe per page load: Chromium gives a loaded page the `name` its iframe had when it
+   * was inserted, so the nonce must be set before insertion, on a new element.
+   * @param {string} nonce
+   */
+  function freshIframe(nonce) {
+    const frame = document.createElement("iframe");
+    frame.setAttribute("sandbox", "allow-scripts");
+    frame.setAttribute("referrerpolicy", "no-referrer");
+    frame.setAttribute("title", `${model.get("manifest")?.title ?? "splitbrain"} target`);
+    frame.name = nonce;
+    frame.style.height = `${model.get("height") ?? 420}px`;
+    frame.srcdoc = model.get("_html") ?? "";
+    return frame;
+  }
+  el.append(root);
+
+  /** @type {ReturnType<typeof setTimeout> | null} */
+  let readyTimer = null;
+  const relay = new Relay({
+    viewId,
+    sendToKernel: (msg) => model.send(msg),
+    postToTarget: (msg) => iframe.contentWindow?.postMessage(msg, "*"),
+    currentValues: () => model.get("values") ?? {},
+    onStatus: (s, detail) => {
+      status.dataset.status = s;
+      detailEl.textContent = detail ?? (s === "loading" ? "loading…" : s);
+      root.dataset.status = s;
+      if (s !== "loading" && readyTimer) clearTimeout(readyTimer);
+    },
+  });
+
+  function loadPage() {
+    relay.reload();
+    titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
+    root.dataset.target = model.get("target_id") ?? "";
+    const frame = freshIframe(relay.nonce);
+    iframe.replaceWith(frame);
+    iframe = frame;
+    if (readyTimer) clearTimeout(readyTimer);
+    readyTimer = setTimeout(() => {
+      if (relay.ready) return;
+      const message = `the target did not call SplitBrain.ready() within ${READY_TIMEOUT_MS / 1000} s`;
+      relay.onStatus("error", message);
+      model.send({ kind: "event", view_id: viewId, type: "error", payload: { code: "not_ready", message } });
+    }, READY_TIMEOUT_MS);
+  }
+
+  window.addEventListener(
+    "message",
+    (event) => relay.fromTarget(event.data, event.source !== null && event.source === iframe.contentWindow),
+    { signal },
+  );
+  /** @param {any} msg */
+  const onCustom = (msg) => relay.fromKernel(msg);
+  const onHtml = () => loadPage();
+  const onHeight = () => {
+    iframe.style.height = `${model.get("height") ?? 420}px`;
+  };
+  model.on("msg:custom", onCustom);
+  model.on("change:_html", onHtml);
+  model.on("change:height", onHeight);
+  const detach = () => model.send({ kind: "event", view_id: viewId, type: "detached" });
+  window.addEventListener("pagehide", detach, { signal });
+
+  loadPage();
+  model.send({
+    kind: "event",
+    view_id: viewId,
+    type: "attached",
+    payload: { protocol: PROTOCOL_VERSION, user_agent: navigator.userAgent.slice(0, 200) },
+  });
+
+  return () => {
+    controller.abort();
+    model.off("msg:custom", onCustom);
+    model.off("change:_html", onHtml);
+    model.off("change:height", onHeight);
+    if (readyTimer) clearTimeout(readyTimer);
+    relay.dispose();
+    try {
+      detach();
+    } catch {
+      // the comm may already be closed
+    }
+    root.remove();
+  };
+}
+
+export default { render };

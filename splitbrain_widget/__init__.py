@@ -1,0 +1,44 @@
+"""splitbrain-widget: steer live browser-side simulations from a Jupyter notebook in plain language.
+
+``TargetWidget`` shows a target page in a notebook cell and exposes its parameters as tools;
+the manifest (``Manifest``) is the contract the page, the Python API and the model all read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .manifest import Manifest, ManifestError, Observable, Parameter, ParameterError
+from .protocol import PROTOCOL_VERSION, ErrorInfo, ToolResult
+from .registry import Target, TargetError, TargetInfo, list_targets, load_target
+
+if TYPE_CHECKING:
+    from .widget import TargetWidget
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "ErrorInfo",
+    "Manifest",
+    "ManifestError",
+    "Observable",
+    "Parameter",
+    "ParameterError",
+    "Target",
+    "TargetError",
+    "TargetInfo",
+    "TargetWidget",
+    "ToolResult",
+    "list_targets",
+    "load_target",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # The widget pulls in anywidget and ipywidgets: import it only when asked for.
+    if name == "TargetWidget":
+        from .widget import TargetWidget
+
+        return TargetWidget
+    raise AttributeError(f"module 'splitbrain_widget' has no attribute {name!r}")

@@ -1,0 +1,227 @@
+"""The kernel side of the bridge: pending requests, live views, first reply wins.
+
+Everything here is thread-safe and touches no traitlets: replies may arrive on the kernel's
+shell-channel thread (see ``_kernel_tap``), a subshell thread, the main thread or a worker.
+Waiting is written once, as conditions over this state; ``wait_until`` (blocking) and
+``await_until`` (asyncio) are the two drivers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .protocol import PROTOCOL_VERSION, ErrorInfo, EventMessage, Op, ReplyMessage, bounded_state
+
+log = logging.getLogger("splitbrain_widget.bridge")
+
+WAIT_SLICE_S = 0.1  # a blocking wait wakes this often so KeyboardInterrupt lands promptly
+MAX_SEEN_VIEWS = 256
+
+
+@dataclass
+class ViewInfo:
+    """One rendered view of a widget, as its own events describe it."""
+
+    view_id: str
+    attached_at: float
+    protocol: int = PROTOCOL_VERSION
+    ready: bool = False
+    ready_at: float | None = None
+    user_agent: str = ""
+
+
+@dataclass
+class PendingRequest:
+    """A request sent to the views; the first reply settles it."""
+
+    id: str
+    op: Op
+    payload: dict[str, Any]
+    created: float
+    deadline: float
+    reply: ReplyMessage | None = None
+    failure: ErrorInfo | None = None
+    answered_by: list[str] = field(default_factory=list)
+
+    @property
+    def settled(self) -> bool:
+        return self.reply is not None or self.failure is not None
+
+
+class Bridge:
+    """Pending requests and live views of one widget."""
+
+    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._counter = itertools.count(1)
+        self._salt = secrets.token_hex(3)
+        self.pending: dict[str, PendingRequest] = {}
+        self.views: dict[str, ViewInfo] = {}
+        self.latest_state: dict[str, Any] | None = None
+        self.state_version = 0
+        self.ever_attached = False
+        self.on_change = on_change
+        self.dropped = 0
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def open_request(self, op: Op, payload: dict[str, Any], timeout: float) -> PendingRequest:
+        """Register a request with a deadline ``timeout`` seconds from now."""
+        now = time.monotonic()
+        with self._lock:
+            request_id = f"r{next(self._counter)}-{self._salt}"
+            pending = PendingRequest(request_id, op, payload, now, now + timeout)
+            self.pending[request_id] = pending
+        return pending
+
+    def close_request(self, pending: PendingRequest, failure: ErrorInfo | None = None) -> None:
+        """Forget a request; a ``failure`` settles it first if no reply did. Later replies are dropped."""
+        with self._lock:
+            if failure is not None and not pending.settled:
+                pending.failure = failure
+            self.pending.pop(pending.id, None)
+            self._notify_locked()
+
+    def fail_all(self, code: str, message: str) -> None:
+        """Settle every pending request with an error (kernel shutdown, widget closed, Stop)."""
+        with self._lock:
+            for pending in self.pending.values():
+                if not pending.settled:
+                    pending.failure = ErrorInfo(code=code, message=message)  # type: ignore[arg-type]
+            self._notify_locked()
+
+    # -- messages from views (any thread) -----------------------------------------------------
+
+    def handle_reply(self, reply: ReplyMessage) -> bool:
+        """Settle the pending request ``reply.id``; return False if it was not pending (late, stray, forged)."""
+        with self._lock:
+            pending = self.pending.get(reply.id)
+            if pending is None:
+                self.dropped += 1
+                log.info("dropped reply %s from view %s: no such pending request", reply.id, reply.view_id)
+                return False
+            if reply.view_id in pending.answered_by:
+                return False
+            pending.answered_by.append(reply.view_id)
+            if pending.settled:
+                return True  # another view answered first; the first reply wins
+            if reply.ok and reply.state is not None:
+                state = bounded_state(reply.state)
+                reply = reply.model_copy(update={"state": state})
+                self._set_state_locked(state)
+            pending.reply = reply
+            self._notify_locked()
+        return True
+
+    def handle_event(self, event: EventMessage) -> None:
+        """Track a view's lifecycle and the states it reports."""
+        now = time.monotonic()
+        with self._lock:
+            view = self.views.get(event.view_id)
+            if event.type == "attached":
+                payload = event.payload if isinstance(event.payload, dict) else {}
+                protocol = payload.get("protocol", 0)
+                if len(self.views) >= MAX_SEEN_VIEWS:
+                    oldest = min(self.views.values(), key=lambda v: v.attached_at)
+                    self.views.pop(oldest.view_id)
+                self.views[event.view_id] = ViewInfo(
+                    event.view_id,
+                    now,
+                    protocol=protocol if isinstance(protocol, int) else 0,
+                    user_agent=str(payload.get("user_agent", ""))[:200],
+                )
+                self.ever_attached = True
+            elif event.type == "ready":
+                if view is None:  # a ready without attached (the kernel restarted under a live page)
+                    view = self.views[event.view_id] = ViewInfo(event.view_id, now)
+                    self.ever_attached = True
+                view.ready, view.ready_at = True, now
+            elif event.type == "detached":
+                self.views.pop(event.view_id, None)
+            elif event.type == "state" and view is not None:
+                self._set_state_locked(bounded_state(event.payload))
+            elif event.type == "error":
+                log.warning("view %s reported an error: %.500s", event.view_id, event.payload)
+            self._notify_locked()
+
+    # -- waiting ------------------------------------------------------------------------------
+
+    def wait_until(self, predicate: Callable[[], bool], deadline: float) -> bool:
+        """Block until ``predicate()`` holds (True) or ``deadline`` passes (False); interruptible."""
+        with self._changed:
+            while not predicate():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._changed.wait(min(remaining, WAIT_SLICE_S))
+            return True
+
+    async def await_until(self, predicate: Callable[[], bool], deadline: float) -> bool:
+        """The asyncio twin of :meth:`wait_until`."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._lock:
+                if predicate():
+                    return True
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                future: asyncio.Future[None] = loop.create_future()
+                self._async_waiters.append((loop, future))
+            try:
+                await asyncio.wait_for(future, remaining)
+            except TimeoutError:
+                pass
+            finally:
+                with self._lock:
+                    if (loop, future) in self._async_waiters:
+                        self._async_waiters.remove((loop, future))
+
+    # -- views --------------------------------------------------------------------------------
+
+    def live_views(self) -> list[ViewInfo]:
+        with self._lock:
+            return [v for v in self.views.values() if v.protocol == PROTOCOL_VERSION]
+
+    def ready_views(self) -> list[ViewInfo]:
+        with self._lock:
+            return [v for v in self.views.values() if v.ready and v.protocol == PROTOCOL_VERSION]
+
+    def forget_views(self) -> None:
+        """Drop every view (the target changed: the views reload and announce themselves again)."""
+        with self._lock:
+            for view in self.views.values():
+                view.ready = False
+            self._notify_locked()
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _set_state_locked(self, state: dict[str, Any]) -> None:
+        self.latest_state = state
+        self.state_version += 1
+
+    def _notify_locked(self) -> None:
+        self._changed.notify_all()
+        for loop, future in self._async_waiters:
+            loop.call_soon_threadsafe(_set_done, future)
+        self._async_waiters.clear()
+        if self.on_change is not None:
+            try:
+                self.on_change()
+            except Exception:  # a hook must never break message handling
+                log.exception("bridge on_change hook failed")
+
+
+def _set_done(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

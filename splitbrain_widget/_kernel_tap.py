@@ -1,0 +1,224 @@
+"""The shell-channel tap: the only module that touches ipykernel internals.
+
+While a cell runs, ipykernel handles no incoming comm message on the main thread, so a blocking
+call that waits for a browser reply would deadlock. Every ipykernel 7.x receives shell messages on
+a dedicated thread (``kernel.shell_channel_thread``) through ``kernel.shell_stream``. We wrap that
+stream's receive callback: a ``comm_msg`` for one of our widgets is recognised, its HMAC checked,
+handed to the widget's (thread-safe, traitlet-free) handler and dropped; every other message goes
+on to ipykernel untouched, as the original frames.
+
+A dropped message never reaches the kernel's dispatcher, so it causes no busy/idle status frames.
+The frontend, though, keeps a future per sent message until it sees an idle status for it; we
+publish those idle statuses in one batch when the kernel's main loop is next free (never during a
+running cell, so the kernel indicator stays honest and the hot path stays short).
+
+Verified against ipykernel 7.0.1, 7.3.0 and 7.4.0 (same attribute names in all three). Where the
+attributes are missing, :func:`install` returns False and blocking calls raise a clear error.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from hmac import compare_digest
+from typing import Any
+
+log = logging.getLogger("splitbrain_widget.kernel_tap")
+
+# comm_id -> handler(content) -> True when it consumed the message. Called on the shell-channel
+# thread: it must be quick, thread-safe and must not touch traitlets.
+Handler = Callable[[dict[str, Any]], bool]
+
+_handlers: dict[str, Handler] = {}
+_lock = threading.Lock()
+_installed_on: object | None = None  # the kernel object the tap wraps
+_release: deque[dict[str, Any]] = deque(maxlen=100_000)
+_release_scheduled = False
+_seen_signatures: deque[bytes] = deque(maxlen=4096)
+stats = {"consumed": 0, "passed": 0, "bad_signature": 0, "errors": 0}
+
+
+def kernel() -> Any | None:
+    """The running ipykernel Kernel, or None outside one (never creates a kernel)."""
+    try:
+        from ipykernel.kernelbase import Kernel
+    except ImportError:
+        return None
+    return Kernel.instance() if Kernel.initialized() else None
+
+
+def available() -> bool:
+    """Whether this kernel has the shell-channel thread and stream the tap needs."""
+    k = kernel()
+    return k is not None and _parts(k) is not None
+
+
+def installed() -> bool:
+    k = kernel()
+    return k is not None and _installed_on is k
+
+
+def in_main_thread() -> bool:
+    """True on the thread that runs cells (where a wait without the tap would deadlock)."""
+    k = kernel()
+    if k is None:
+        return False
+    thread = getattr(k.shell_channel_thread, "parent_thread", None) or threading.main_thread()
+    return threading.current_thread() is thread
+
+
+def call_on_main(fn: Callable[[], None]) -> None:
+    """Run ``fn`` on the kernel's main loop when it is next free (at once outside a kernel)."""
+    k = kernel()
+    loop = getattr(k, "io_loop", None) if k is not None else None
+    if loop is None:
+        fn()
+    else:
+        loop.add_callback(fn)
+
+
+def register(comm_id: str, handler: Handler) -> None:
+    with _lock:
+        _handlers[comm_id] = handler
+
+
+def unregister(comm_id: str) -> None:
+    with _lock:
+        _handlers.pop(comm_id, None)
+
+
+def install(timeout: float = 5.0) -> bool:
+    """Wrap the shell stream's receive callback (once per kernel). Returns whether the tap is active."""
+    global _installed_on
+    k = kernel()
+    if k is None:
+        return False
+    if _installed_on is k:
+        return True
+    parts = _parts(k)
+    if parts is None:
+        log.info("shell-channel tap unavailable: this ipykernel has no shell_channel_thread/shell_stream")
+        return False
+    thread, stream = parts
+    done = threading.Event()
+    outcome: list[bool] = []
+
+    def wrap() -> None:
+        try:
+            original = getattr(stream, "_recv_callback", None) or k.shell_channel_thread_main
+            if getattr(original, "_splitbrain_tap", False):
+                outcome.append(True)
+                return
+
+            def tap(frames: list[Any]) -> Any:
+                try:
+                    if _consume(k, frames):
+                        return None
+                except Exception:
+                    stats["errors"] += 1
+                    log.debug("tap failed to inspect a message; passing it on", exc_info=True)
+                stats["passed"] += 1
+                return original(frames)
+
+            tap._splitbrain_tap = True  # type: ignore[attr-defined]
+            stream.on_recv(tap, copy=False)
+            outcome.append(True)
+        except Exception:
+            log.exception("could not install the shell-channel tap")
+            outcome.append(False)
+        finally:
+            done.set()
+
+    if threading.current_thread() is thread:
+        wrap()
+    else:
+        thread.io_loop.add_callback(wrap)
+        done.wait(timeout)
+    if outcome and outcome[0]:
+        _installed_on = k
+        return True
+    return False
+
+
+def _parts(k: Any) -> tuple[Any, Any] | None:
+    thread = getattr(k, "shell_channel_thread", None)
+    stream = getattr(k, "shell_stream", None)
+    if thread is None or stream is None or getattr(thread, "io_loop", None) is None:
+        return None
+    if not hasattr(stream, "on_recv") or not hasattr(k, "shell_channel_thread_main"):
+        return None
+    return thread, stream
+
+
+def _bytes(frame: Any) -> bytes:
+    return frame.bytes if hasattr(frame, "bytes") else bytes(frame)
+
+
+def _consume(k: Any, frames: list[Any]) -> bool:
+    """Hand one of our widgets' comm messages to its handler and report whether to drop it."""
+    if not _handlers:
+        return False
+    session = k.session
+    _idents, parts = session.feed_identities(frames, copy=False)
+    if len(parts) < 5:
+        return False
+    header = session.unpack(_bytes(parts[1]))
+    if header.get("msg_type") != "comm_msg":
+        return False
+    content = session.unpack(_bytes(parts[4]))
+    handler = _handlers.get(content.get("comm_id", ""))
+    data = content.get("data")
+    if handler is None or not isinstance(data, dict) or data.get("method") != "custom":
+        return False
+    if session.auth is not None:
+        signature = _bytes(parts[0])
+        expected = session.sign([_bytes(p) for p in parts[1:5]])
+        if not signature or signature in _seen_signatures or not compare_digest(signature, expected):
+            stats["bad_signature"] += 1
+            return False  # let ipykernel reject it the usual way
+        _seen_signatures.append(signature)
+    inner = data.get("content")
+    if not isinstance(inner, dict) or not handler(inner):
+        return False
+    stats["consumed"] += 1
+    # ipykernel 7.4 remembers which subshell sent each request id and forgets it when the reply
+    # passes its router; this reply will not, so forget it here.
+    comm = k.comm_manager.get_comm(content["comm_id"]) if hasattr(k, "comm_manager") else None
+    forget = getattr(comm, "_reply_subshell_for", None)
+    if forget is not None:
+        forget(data, None)
+    _schedule_release(header)
+    return True
+
+
+def _schedule_release(header: dict[str, Any]) -> None:
+    global _release_scheduled
+    with _lock:
+        _release.append(header)
+        if _release_scheduled:
+            return
+        _release_scheduled = True
+    call_on_main(_release_frontend_futures)
+
+
+def _release_frontend_futures() -> None:
+    """Publish the idle status each dropped message's sender waits for before forgetting it."""
+    global _release_scheduled
+    with _lock:
+        headers = list(_release)
+        _release.clear()
+        _release_scheduled = False
+    k = kernel()
+    if k is None or not headers:
+        return
+    topic = k._topic("status") if hasattr(k, "_topic") else b"kernel.status"
+    for header in headers:
+        try:
+            k.session.send(
+                k.iopub_socket, "status", {"execution_state": "idle"}, parent={"header": header}, ident=topic
+            )
+        except Exception:
+            log.debug("could not publish an idle status", exc_info=True)
+            return

@@ -1,0 +1,248 @@
+"""Finding targets: built-in ones, folders you name, and the ``SPLITBRAIN_TARGETS`` path list.
+
+A target is a self-contained HTML page plus its manifest, in one of two layouts::
+
+    <dir>/<id>.html + <dir>/<id>.json
+    <dir>/<id>/index.html + <dir>/<id>/manifest.json
+
+Drop one into a folder and it is listed on the next call; remove it and it is gone. The file or
+folder name is the target's id. A broken target never breaks the listing: it is reported in
+``list_targets().problems`` with its file and the failing field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from .manifest import Manifest, ManifestError
+
+ENV_VAR = "SPLITBRAIN_TARGETS"
+MAX_PAGE_BYTES = 20 << 20
+DEFAULT_CSP = (
+    "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval' blob: data:; "
+    "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; media-src data: blob:; "
+    "worker-src blob:; connect-src 'none'; form-action 'none'"
+)
+_STATIC = Path(__file__).parent / "static"
+
+
+class TargetError(ValueError):
+    """A target could not be found or loaded. ``code`` is ``unknown_target``; ``hint`` lists real ids."""
+
+    code = "unknown_target"
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(f"{message} ({hint})" if hint else message)
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    """A listed target: its id, title and where it lives."""
+
+    id: str
+    title: str
+    description: str
+    page: Path
+    manifest_path: Path
+    builtin: bool
+
+    def load(self) -> Target:
+        """Read the page and manifest."""
+        return _load_pair(self.id, self.page, self.manifest_path, self.builtin)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A loaded target: the manifest and the page, ready to put in an iframe."""
+
+    id: str
+    manifest: Manifest
+    page_html: str
+    page: Path | None = None
+    builtin: bool = False
+
+    @property
+    def title(self) -> str:
+        return self.manifest.title or self.id
+
+    @property
+    def html(self) -> str:
+        """The page with its Content-Security-Policy and the bridge script injected first."""
+        return inject_bridge(self.page_html, csp=self.manifest.csp)
+
+
+class TargetList(list[TargetInfo]):
+    """``list_targets()``'s answer: the targets found, plus ``problems`` for those that failed to load."""
+
+    def __init__(self, items: Iterable[TargetInfo] = (), problems: Iterable[str] = ()) -> None:
+        super().__init__(items)
+        self.problems: list[str] = list(problems)
+
+    def ids(self) -> list[str]:
+        return [t.id for t in self]
+
+    def get(self, target_id: str) -> TargetInfo | None:
+        return next((t for t in self if t.id == target_id), None)
+
+    def __repr__(self) -> str:
+        lines = [f"{t.id:<20} {t.title}" + ("" if t.builtin else f"  [{t.page.parent}]") for t in self]
+        lines += [f"problem: {p}" for p in self.problems]
+        return "\n".join(lines) or "(no targets)"
+
+
+def builtin_dir() -> Path:
+    """Where the built-in targets live: inside the installed package, or ``targets/`` in a checkout."""
+    packaged = Path(__file__).parent / "targets"
+    return packaged if packaged.is_dir() else Path(__file__).parent.parent / "targets"
+
+
+def search_dirs(*dirs: str | Path) -> list[tuple[Path, bool]]:
+    """The folders searched, first match winning: ``dirs``, then ``SPLITBRAIN_TARGETS``, then built-ins."""
+    out: list[tuple[Path, bool]] = [(Path(d).expanduser(), False) for d in dirs]
+    env = os.environ.get(ENV_VAR, "")
+    out += [(Path(d).expanduser(), False) for d in env.split(os.pathsep) if d.strip()]
+    out.append((builtin_dir(), True))
+    return out
+
+
+def list_targets(*dirs: str | Path) -> TargetList:
+    """Every target in ``dirs``, ``SPLITBRAIN_TARGETS`` and the built-ins (the first of an id wins)."""
+    found: dict[str, TargetInfo] = {}
+    problems: list[str] = []
+    for folder, builtin in search_dirs(*dirs):
+        if not folder.is_dir():
+            if not builtin:
+                problems.append(f"{folder}: not a folder")
+            continue
+        for info in _scan(folder, builtin, problems):
+            found.setdefault(info.id, info)
+    return TargetList(sorted(found.values(), key=lambda t: (not t.builtin, t.id)), problems)
+
+
+def load_target(id_or_path: str | Path, *dirs: str | Path) -> Target:
+    """Load a target by id (searched as in :func:`list_targets`) or by path to its page, manifest or folder."""
+    text = str(id_or_path)
+    path = Path(text).expanduser()
+    looks_like_path = isinstance(id_or_path, Path) or os.sep in text or text.endswith((".html", ".json"))
+    if looks_like_path:
+        return _load_path(path)
+    targets = list_targets(*dirs)
+    info = targets.get(text)
+    if info is None:
+        close = difflib.get_close_matches(text, targets.ids(), n=3, cutoff=0.5)
+        hint = f"did you mean {' or '.join(close)}?" if close else f"available: {', '.join(targets.ids()) or 'none'}"
+        broken = [p for p in targets.problems if text in p]
+        detail = f"; it failed to load: {broken[0]}" if broken else ""
+        raise TargetError(f"no target '{text}'{detail}", hint)
+    return info.load()
+
+
+def inject_bridge(page_html: str, csp: str | None = None) -> str:
+    """Put the CSP meta tag and the bridge script at the very start of the page's head."""
+    policy = (csp or DEFAULT_CSP).replace('"', "&quot;")
+    head = f'<meta http-equiv="Content-Security-Policy" content="{policy}"><script>{bridge_script()}</script>'
+    match = re.search(r"<head\b[^>]*>", page_html, re.IGNORECASE) or re.search(
+        r"<html\b[^>]*>", page_html, re.IGNORECASE
+    )
+    if match:
+        return page_html[: match.end()] + head + page_html[match.end() :]
+    doctype = re.match(r"\s*<!doctype[^>]*>", page_html, re.IGNORECASE)
+    at = doctype.end() if doctype else 0
+    return page_html[:at] + head + page_html[at:]
+
+
+@cache
+def bridge_script() -> str:
+    """The built bridge (``static/bridge.js``), safe to inline in a ``<script>`` element."""
+    return (_STATIC / "bridge.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
+
+
+# -- scanning ---------------------------------------------------------------------------------
+
+
+def _scan(folder: Path, builtin: bool, problems: list[str]) -> Iterable[TargetInfo]:
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as exc:
+        problems.append(f"{folder}: cannot list: {exc}")
+        return
+    names = {e.name for e in entries}
+    for entry in entries:
+        if entry.name.startswith((".", "_")):
+            continue
+        if entry.is_dir():
+            page, manifest = entry / "index.html", entry / "manifest.json"
+            if manifest.is_file() and page.is_file():
+                info = _info(entry.name, page, manifest, builtin, problems)
+            elif manifest.is_file() or page.is_file():
+                missing = page if not page.is_file() else manifest
+                problems.append(f"{missing}: missing; a target folder needs index.html and manifest.json")
+                continue
+            else:
+                continue
+        elif entry.suffix == ".json":
+            if f"{entry.stem}.html" not in names:
+                problems.append(f"{entry}: no page {entry.stem}.html beside it")
+                continue
+            info = _info(entry.stem, entry.with_suffix(".html"), entry, builtin, problems)
+        elif entry.suffix == ".html":
+            if f"{entry.stem}.json" not in names:
+                problems.append(f"{entry}: no manifest {entry.stem}.json beside it")
+            continue
+        else:
+            continue
+        if info is not None:
+            yield info
+
+
+def _info(target_id: str, page: Path, manifest_path: Path, builtin: bool, problems: list[str]) -> TargetInfo | None:
+    try:
+        manifest = _manifest(manifest_path, manifest_path.stat().st_mtime_ns)
+    except ManifestError as exc:
+        problems.extend(f"{manifest_path}: {p}" for p in exc.problems)
+        return None
+    except OSError as exc:
+        problems.append(f"{manifest_path}: cannot read: {exc}")
+        return None
+    return TargetInfo(target_id, manifest.title or target_id, manifest.description or "", page, manifest_path, builtin)
+
+
+@cache
+def _manifest(path: Path, mtime_ns: int) -> Manifest:
+    """Parse a manifest, cached by path and modification time."""
+    del mtime_ns  # part of the cache key only
+    return Manifest.from_file(path)
+
+
+def _load_pair(target_id: str, page: Path, manifest_path: Path, builtin: bool) -> Target:
+    manifest = Manifest.from_file(manifest_path)
+    try:
+        size = page.stat().st_size
+        if size > MAX_PAGE_BYTES:
+            raise TargetError(f"{page}: page of {size} bytes exceeds the {MAX_PAGE_BYTES}-byte limit")
+        html = page.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TargetError(f"{page}: cannot read the page: {exc}") from None
+    return Target(target_id, manifest, html, page, builtin)
+
+
+def _load_path(path: Path) -> Target:
+    if path.is_dir():
+        return _load_pair(path.name, path / "index.html", path / "manifest.json", False)
+    if path.suffix in (".html", ".json"):
+        if path.name in ("index.html", "manifest.json"):
+            return _load_path(path.parent)
+        page, manifest = path.with_suffix(".html"), path.with_suffix(".json")
+        for needed in (page, manifest):
+            if not needed.is_file():
+                raise TargetError(f"{needed}: missing; a target is <id>.html plus <id>.json")
+        return _load_pair(path.stem, page, manifest, False)
+    raise TargetError(f"{path}: not a target page, manifest or folder")

@@ -1,0 +1,483 @@
+"""TargetWidget: a target page in a sandboxed iframe, and the tool surface that steers it.
+
+Every tool exists twice, blocking (``sim.set_parameter("speed", 12)``) and awaitable
+(``await sim.aset_parameter("speed", 12)``). Both run the same operation, written once as a
+generator that yields what it is waiting for (:class:`_Wait`); ``_run_blocking`` and
+``_run_async`` are the two drivers.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Generator, Mapping
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from . import _kernel_tap
+from ._audit import AuditEntry, AuditLog
+from ._bridge import Bridge, PendingRequest
+from .manifest import Manifest, ParameterError
+from .protocol import (
+    PROTOCOL_VERSION,
+    ChangedValue,
+    ErrorCode,
+    ErrorInfo,
+    EventMessage,
+    Op,
+    ProtocolError,
+    ReplyMessage,
+    ToolResult,
+    parse_view_message,
+    request,
+)
+from .registry import Target, TargetError, list_targets, load_target
+
+log = logging.getLogger("splitbrain_widget")
+
+_STATIC = Path(__file__).parent / "static"
+NO_VIEW_MESSAGE = "no view of the widget is displayed; the change is kept and applies when the widget is displayed"
+
+
+class _Wait:
+    """A step of an operation: wait until ``done()`` holds or ``deadline`` (monotonic) passes."""
+
+    __slots__ = ("deadline", "done")
+
+    def __init__(self, done: Callable[[], bool], deadline: float) -> None:
+        self.done = done
+        self.deadline = deadline
+
+
+Operation = Generator[_Wait, bool, ToolResult]
+
+
+class TargetWidget(anywidget.AnyWidget):
+    """A live target (a simulation page) in a notebook cell, steerable from Python and by an agent.
+
+    Args:
+        target: a target id (see :func:`splitbrain_widget.list_targets`) or a path to its page,
+            manifest or folder.
+        height: iframe height in CSS pixels.
+        targets_dir: extra folder(s) searched for targets, before ``SPLITBRAIN_TARGETS`` and the built-ins.
+        timeout: default deadline of one browser round trip, in seconds.
+        attach_timeout: how long a call waits for a view to appear right after the widget was displayed.
+    """
+
+    _esm = _STATIC / "widget.js"
+
+    target_id = traitlets.Unicode("").tag(sync=True)
+    manifest = traitlets.Dict().tag(sync=True)
+    _html = traitlets.Unicode("").tag(sync=True)
+    values = traitlets.Dict().tag(sync=True)
+    state = traitlets.Dict().tag(sync=True)
+    height = traitlets.Int(420).tag(sync=True)
+    protocol_version = traitlets.Int(PROTOCOL_VERSION).tag(sync=True)
+
+    def __init__(
+        self,
+        target: str | Path = "bouncer",
+        *,
+        height: int = 420,
+        targets_dir: str | Path | list[str | Path] | None = None,
+        timeout: float = 10.0,
+        attach_timeout: float = 5.0,
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(targets_dir, str | Path):
+            self._targets_dirs: tuple[str | Path, ...] = (targets_dir,)
+        else:
+            self._targets_dirs = tuple(targets_dir or ())
+        loaded = load_target(target, *self._targets_dirs)
+        self.timeout = timeout
+        self.attach_timeout = attach_timeout
+        self.audit = AuditLog()
+        self._target = loaded
+        self._displayed_at: float | None = None
+        self._trait_lock = threading.RLock()
+        self._state_sync_pending = False
+        self._synced_state_version = 0
+        self.bridge = Bridge(on_change=self._schedule_state_sync)
+        super().__init__(height=height, **self._target_traits(loaded), **kwargs)
+        self._comm_id = str(self.model_id)
+        self.on_msg(self._on_custom_message)
+        if _kernel_tap.install():
+            _kernel_tap.register(self._comm_id, self._tap_message)
+        self.observe(self._closed, names="comm")
+
+    # -- the tool surface: blocking ------------------------------------------------------------
+
+    def get_parameters(self) -> ToolResult:
+        """The current value of every parameter, with its schema (type, unit, range, description)."""
+        return self._run_blocking("get_parameters", {}, self._op_get_parameters())
+
+    def set_parameter(self, name: str, value: Any, *, timeout: float | None = None) -> ToolResult:
+        """Set one parameter (by dotted path or unique leaf name) and return what the target reports."""
+        return self.set_parameters({name: value}, timeout=timeout)
+
+    def set_parameters(self, values: Mapping[str, Any], *, timeout: float | None = None) -> ToolResult:
+        """Set several parameters at once; nothing is changed if any value is refused."""
+        return self._run_blocking("set_parameters", dict(values), self._op_set(values, timeout))
+
+    def reset(self, *, timeout: float | None = None) -> ToolResult:
+        """Restore every parameter to the manifest's default and reset the target."""
+        return self._run_blocking("reset", {}, self._op_reset(timeout))
+
+    def fetch_state(self, *, timeout: float | None = None) -> ToolResult:
+        """Ask the target for a fresh state (its observables)."""
+        return self._run_blocking("get_state", {}, self._op_fetch_state(timeout))
+
+    def select_target(self, target: str | Path, *, timeout: float | None = None) -> ToolResult:
+        """Switch to another target; its parameters start at their defaults."""
+        return self._run_blocking("select_target", {"target": str(target)}, self._op_select(target, timeout))
+
+    def available_targets(self) -> ToolResult:
+        """The targets this widget can switch to."""
+        return self._run_blocking("list_targets", {}, self._op_list_targets())
+
+    # -- the tool surface: async twins ---------------------------------------------------------
+
+    async def aget_parameters(self) -> ToolResult:
+        return await self._run_async("get_parameters", {}, self._op_get_parameters())
+
+    async def aset_parameter(self, name: str, value: Any, *, timeout: float | None = None) -> ToolResult:
+        return await self.aset_parameters({name: value}, timeout=timeout)
+
+    async def aset_parameters(self, values: Mapping[str, Any], *, timeout: float | None = None) -> ToolResult:
+        return await self._run_async("set_parameters", dict(values), self._op_set(values, timeout))
+
+    async def areset(self, *, timeout: float | None = None) -> ToolResult:
+        return await self._run_async("reset", {}, self._op_reset(timeout))
+
+    async def afetch_state(self, *, timeout: float | None = None) -> ToolResult:
+        return await self._run_async("get_state", {}, self._op_fetch_state(timeout))
+
+    async def aselect_target(self, target: str | Path, *, timeout: float | None = None) -> ToolResult:
+        return await self._run_async("select_target", {"target": str(target)}, self._op_select(target, timeout))
+
+    async def aavailable_targets(self) -> ToolResult:
+        return await self._run_async("list_targets", {}, self._op_list_targets())
+
+    # -- read-only views of the widget ---------------------------------------------------------
+
+    @property
+    def target(self) -> Target:
+        """The active target (manifest and page)."""
+        return self._target
+
+    @property
+    def schema(self) -> Manifest:
+        """The active target's manifest."""
+        return self._target.manifest
+
+    @property
+    def views(self) -> int:
+        """How many views of this widget are attached right now."""
+        return len(self.bridge.live_views())
+
+    # -- operations (one implementation for both drivers) -------------------------------------
+
+    def _op_get_parameters(self) -> Operation:
+        manifest = self.schema
+        params = {
+            path: p.model_dump(exclude_none=True, exclude={"value"}) | {"value": self.values.get(path, p.value)}
+            for path, p in manifest.parameters.items()
+        }
+        return self._done(ToolResult(ok=True, values=dict(self.values), parameters=params))
+        yield  # pragma: no cover - makes this a generator
+
+    def _op_list_targets(self) -> Operation:
+        found = list_targets(*self._targets_dirs)
+        targets = [{"id": t.id, "title": t.title, "description": t.description} for t in found]
+        message = f"active target: {self.target_id}"
+        if found.problems:
+            message += f"; {len(found.problems)} target(s) failed to load: " + "; ".join(found.problems[:5])
+        return self._done(ToolResult(ok=True, targets=targets, message=message))
+        yield  # pragma: no cover
+
+    def _op_set(self, values: Mapping[str, Any], timeout: float | None) -> Operation:
+        manifest = self.schema
+        if not values:
+            return ToolResult.failure("invalid_value", "no parameters given", hint=f"parameters: {manifest.names()}")
+        try:
+            coerced = manifest.coerce_many(values)
+        except ParameterError as exc:
+            return ToolResult.failure(exc.code, exc.message, hint=exc.hint or None)  # type: ignore[arg-type]
+        with self._trait_lock:
+            self.values = {**self.values, **coerced}
+        changed = {path: _changed(manifest, path, v) for path, v in coerced.items()}
+        return (yield from self._deliver("apply", {"values": coerced}, timeout, changed=changed))
+
+    def _op_reset(self, timeout: float | None) -> Operation:
+        defaults = self.schema.defaults()
+        with self._trait_lock:
+            self.values = dict(defaults)
+        changed = {path: _changed(self.schema, path, v) for path, v in defaults.items()}
+        return (yield from self._deliver("reset", {"values": defaults}, timeout, changed=changed))
+
+    def _op_fetch_state(self, timeout: float | None) -> Operation:
+        return (yield from self._deliver("state", {}, timeout, needs_view=True))
+
+    def _op_select(self, target: str | Path, timeout: float | None) -> Operation:
+        try:
+            loaded = load_target(target, *self._targets_dirs)
+        except TargetError as exc:
+            return ToolResult.failure("unknown_target", exc.message, hint=exc.hint or None)
+        except ValueError as exc:  # a broken manifest: name the file and field
+            return ToolResult.failure("unknown_target", f"target '{target}' failed to load: {exc}")
+        self.bridge.forget_views()
+        with self._trait_lock, self.hold_sync():
+            self._target = loaded
+            for name, value in self._target_traits(loaded).items():
+                setattr(self, name, value)
+        result = yield from self._deliver("state", {}, timeout)
+        return result.model_copy(update={"message": f"switched to {loaded.title} ({loaded.id}). {result.message}"})
+
+    def _deliver(
+        self,
+        op: Op,
+        payload: dict[str, Any],
+        timeout: float | None,
+        *,
+        changed: dict[str, ChangedValue] | None = None,
+        needs_view: bool = False,
+    ) -> Operation:
+        """Send one request to the views and wait for the first reply."""
+        deadline_s = self.timeout if timeout is None else timeout
+        base: dict[str, Any] = {"op": op, "target": self.target_id, "changed": changed or {}}
+        if not self.bridge.live_views() and self._expect_view_soon():
+            yield _Wait(lambda: bool(self.bridge.live_views()), self._displayed_at + self.attach_timeout)  # type: ignore[operator]
+        if not self.bridge.live_views():
+            if needs_view:
+                return ToolResult.failure(
+                    "no_view", "no view of the widget is displayed, so there is no live target to ask", **base
+                )
+            return ToolResult(ok=True, views_applied=0, message=NO_VIEW_MESSAGE, **base)
+        pending = self.bridge.open_request(op, payload, deadline_s)
+        finished = False
+        try:
+            self.send(request(pending.id, op, payload))
+            yield _Wait(lambda: pending.settled, pending.deadline)
+            finished = True
+        finally:
+            # Closed early (interrupt, task cancelled): settle as cancelled so no entry is left behind.
+            cancelled = None if finished else ErrorInfo(code="cancelled", message=f"{op} was cancelled")
+            self.bridge.close_request(pending, cancelled)
+        self._sync_state()
+        return self._outcome(pending, base)
+
+    def _outcome(self, pending: PendingRequest, base: dict[str, Any]) -> ToolResult:
+        applied = len(pending.answered_by)
+        reply, failure = pending.reply, pending.failure
+        if reply is not None and reply.ok:
+            message = "applied" if pending.op == "apply" else "done"
+            return ToolResult(ok=True, state=reply.state, views_applied=applied, message=message, **base)
+        if reply is not None and reply.error is not None:
+            return ToolResult(ok=False, error=reply.error, views_applied=applied, **base)
+        if failure is not None:
+            return ToolResult(ok=False, error=failure, **base)
+        kept = " The change is kept and applies once the target is ready." if pending.op != "state" else ""
+        if not self.bridge.ready_views():
+            seconds = pending.deadline - pending.created
+            return ToolResult.failure(
+                "not_ready",
+                f"the target '{self.target_id}' did not signal ready within {seconds:g} s.{kept}",
+                hint="is the page calling SplitBrain.ready()? Check the browser console of the notebook page",
+                **base,
+            )
+        return ToolResult.failure(
+            "timeout",
+            f"the target did not answer {pending.op} within {pending.deadline - pending.created:g} s.{kept}",
+            hint="raise the timeout, or check the target's onApply handler",
+            **base,
+        )
+
+    def _done(self, result: ToolResult) -> ToolResult:
+        return result.model_copy(update={"target": self.target_id})
+
+    def _expect_view_soon(self) -> bool:
+        """A view is worth waiting for: displayed moments ago, and some widget frontend is connected."""
+        if self._displayed_at is None or time.monotonic() > self._displayed_at + self.attach_timeout:
+            return False
+        return _frontend_connected() or self.bridge.ever_attached
+
+    # -- drivers ---------------------------------------------------------------------------
+
+    def _run_blocking(self, name: str, arguments: dict[str, Any], operation: Operation) -> ToolResult:
+        started = time.monotonic()
+        try:
+            step = next(operation)
+            while True:
+                if _kernel_tap.in_main_thread() and not _kernel_tap.installed():
+                    operation.close()
+                    raise RuntimeError(
+                        "a blocking call cannot receive the browser's reply in this kernel (the shell-channel "
+                        f"tap is unavailable); use the async API instead: `await sim.a{name}(...)`"
+                    )
+                step = operation.send(self.bridge.wait_until(step.done, step.deadline))
+        except StopIteration as stop:
+            result: ToolResult = stop.value
+        except KeyboardInterrupt:
+            operation.close()
+            self._record(name, arguments, _cancelled(name), started)
+            raise
+        return self._record(name, arguments, result, started)
+
+    async def _run_async(self, name: str, arguments: dict[str, Any], operation: Operation) -> ToolResult:
+        import asyncio
+
+        started = time.monotonic()
+        try:
+            step = next(operation)
+            while True:
+                step = operation.send(await self.bridge.await_until(step.done, step.deadline))
+        except StopIteration as stop:
+            result: ToolResult = stop.value
+        except asyncio.CancelledError:
+            operation.close()
+            self._record(name, arguments, _cancelled(name), started)
+            raise
+        return self._record(name, arguments, result, started)
+
+    def _record(self, name: str, arguments: dict[str, Any], result: ToolResult, started: float) -> ToolResult:
+        result = self._done(result)
+        self.audit.record(
+            AuditEntry(
+                time=time.time(),
+                op=name,
+                arguments=arguments,
+                ok=result.ok,
+                code=result.error.code if result.error else None,
+                message=str(result),
+                duration_ms=(time.monotonic() - started) * 1000,
+                view_id=None,
+                views_applied=result.views_applied,
+            )
+        )
+        return result
+
+    # -- messages from views ----------------------------------------------------------------
+
+    def _tap_message(self, content: dict[str, Any]) -> bool:
+        """Shell-channel thread: take replies and view events; leave chat and anything odd to ipykernel."""
+        if content.get("kind") not in ("reply", "event"):
+            return False
+        self._receive(content)
+        return True
+
+    def _on_custom_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        self._receive(content)
+        self._sync_state()
+
+    def _receive(self, content: Any) -> None:
+        try:
+            message = parse_view_message(content)
+        except ProtocolError as exc:
+            log.warning("dropped a message from a view: %s", exc)
+            return
+        if isinstance(message, ReplyMessage):
+            self.bridge.handle_reply(message)
+        elif isinstance(message, EventMessage):
+            if message.type == "attached":
+                self._check_protocol(message)
+            self.bridge.handle_event(message)
+
+    def _check_protocol(self, event: EventMessage) -> None:
+        payload = event.payload if isinstance(event.payload, dict) else {}
+        if payload.get("protocol") != PROTOCOL_VERSION:
+            log.error(
+                "view %s speaks protocol %r, the kernel speaks %d; reinstall splitbrain-widget and reload the page",
+                event.view_id,
+                payload.get("protocol"),
+                PROTOCOL_VERSION,
+            )
+
+    # -- traits and lifecycle -----------------------------------------------------------------
+
+    def _schedule_state_sync(self) -> None:
+        """Bridge hook (any thread): copy the latest state into the synced trait on the main loop."""
+        if self.bridge.state_version == self._synced_state_version or self._state_sync_pending:
+            return
+        self._state_sync_pending = True
+        _kernel_tap.call_on_main(self._sync_state)
+
+    def _sync_state(self) -> None:
+        self._state_sync_pending = False
+        version, state = self.bridge.state_version, self.bridge.latest_state
+        if version != self._synced_state_version and state is not None:
+            with self._trait_lock:
+                self._synced_state_version = version
+                self.state = state
+
+    @staticmethod
+    def _target_traits(target: Target) -> dict[str, Any]:
+        manifest = target.manifest
+        return {
+            "target_id": target.id,
+            "manifest": {
+                "id": target.id,
+                "title": target.title,
+                "description": manifest.description or "",
+                "parameters": {
+                    path: p.model_dump(mode="json", exclude_none=True) for path, p in manifest.parameters.items()
+                },
+                "observables": {k: o.model_dump(exclude_none=True) for k, o in manifest.observables.items()},
+            },
+            "_html": target.html,
+            "values": manifest.defaults(),
+            "state": {},
+        }
+
+    @traitlets.validate("values")
+    def _validate_values(self, proposal: Any) -> dict[str, Any]:
+        try:
+            return self.schema.coerce_many(proposal["value"], allow_readonly=True)
+        except ParameterError as exc:
+            raise traitlets.TraitError(str(exc)) from None
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        self._displayed_at = time.monotonic()
+        return super()._repr_mimebundle_(**kwargs)
+
+    def _closed(self, change: Any) -> None:
+        if change.get("new") is None:
+            _kernel_tap.unregister(self._comm_id)
+            self.bridge.fail_all("cancelled", "the widget was closed")
+
+    def __repr__(self) -> str:
+        return f"<TargetWidget {self.target_id!r}: {self.views} view(s), values={self.values}>"
+
+
+def _changed(manifest: Manifest, path: str, value: Any) -> ChangedValue:
+    unit = manifest.parameters[path].unit
+    return {"value": value, "unit": unit} if unit else {"value": value}
+
+
+def _cancelled(name: str) -> ToolResult:
+    return ToolResult.failure("cancelled", f"{name} was interrupted before the target answered")
+
+
+def _frontend_connected() -> bool:
+    """Whether a frontend that renders widgets is likely connected to this kernel.
+
+    True when a widget manager opened ipywidgets' control comm, or when the running cell came from
+    a notebook UI (JupyterLab and Notebook 7 put ``cellId`` in the execute request's metadata);
+    False under nbval, papermill or a script, which render nothing, so no call waits for a view there.
+    """
+    import ipywidgets
+
+    if ipywidgets.Widget._control_comm is not None:
+        return True
+    k = _kernel_tap.kernel()
+    try:
+        parent = k.get_parent() if k is not None else {}
+    except Exception:
+        return False
+    return bool((parent or {}).get("metadata", {}).get("cellId"))
+
+
+__all__ = ["NO_VIEW_MESSAGE", "ErrorCode", "TargetWidget"]

@@ -1,0 +1,241 @@
+"""A scripted frontend: a real ipykernel driven through jupyter_client, with fake views.
+
+The test plays the notebook page. It executes cells, watches IOPub for widget comms and requests,
+and answers on the shell channel exactly as ``js/widget.js`` would (docs/protocol.md). Everything
+runs on the test's thread: jupyter_client's sockets are not thread-safe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class FakeView:
+    """What one rendered view would do: relay requests to a (simulated) target and reply."""
+
+    view_id: str
+    comm_id: str
+    ready: bool = False
+    values: dict[str, Any] = field(default_factory=dict)
+    applied_ids: list[str] = field(default_factory=list)
+    queued: list[dict[str, Any]] = field(default_factory=list)
+    # How the simulated target behaves: "ok", "silent" (never answers), "throw".
+    behaviour: str = "ok"
+    delay_s: float = 0.0
+
+    def state(self) -> dict[str, Any]:
+        return {**self.values, "view": self.view_id}
+
+
+@dataclass
+class CellResult:
+    stdout: str
+    outputs: list[dict[str, Any]]
+    error: dict[str, Any] | None
+    requests_seen: list[dict[str, Any]]
+    status_parents: list[str]
+
+
+class ScriptedFrontend:
+    """Start a kernel with ``python`` and act as its only frontend."""
+
+    def __init__(self, python: str = sys.executable, env: dict[str, str] | None = None) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="sb-kernel-")
+        spec_dir = Path(self._tmp.name) / "kernels" / "sbtest"
+        spec_dir.mkdir(parents=True)
+        spec = {
+            "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "splitbrain test",
+            "language": "python",
+        }
+        (spec_dir / "kernel.json").write_text(json.dumps(spec))
+        ksm = KernelSpecManager(kernel_dirs=[str(spec_dir.parent)])
+        self.km = KernelManager(kernel_name="sbtest", kernel_spec_manager=ksm)
+        kernel_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+        self.km.start_kernel(env=kernel_env, cwd=str(ROOT))
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+        self.comms: dict[str, dict[str, Any]] = {}  # comm_id -> last known model state
+        self.views: dict[str, FakeView] = {}
+        self.timers: list[tuple[float, Callable[[], None]]] = []
+        self.sent_reply_ids: list[str] = []
+
+    # -- cells --------------------------------------------------------------------------------
+
+    def run(self, code: str, timeout: float = 60, interrupt_after: float | None = None) -> CellResult:
+        """Execute a cell, serving the widget views while it runs; return its output."""
+        msg_id = self.kc.execute(code, store_history=False)
+        stdout: list[str] = []
+        outputs: list[dict[str, Any]] = []
+        error: dict[str, Any] | None = None
+        requests: list[dict[str, Any]] = []
+        status_parents: list[str] = []
+        started = time.monotonic()
+        deadline = started + timeout
+        interrupted = False
+        while True:
+            self._fire_timers()
+            if interrupt_after is not None and not interrupted and time.monotonic() > started + interrupt_after:
+                self.km.interrupt_kernel()
+                interrupted = True
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"cell did not finish within {timeout} s:\n{code}\nstdout so far: {''.join(stdout)}")
+            try:
+                msg = self.kc.get_iopub_msg(timeout=0.05)
+            except queue.Empty:
+                continue
+            kind = msg["header"]["msg_type"]
+            parent_id = msg["parent_header"].get("msg_id")
+            content = msg["content"]
+            if kind == "status":
+                status_parents.append(f"{content['execution_state']}:{msg['parent_header'].get('msg_type', '')}")
+                if parent_id == msg_id and content["execution_state"] == "idle":
+                    break
+                continue
+            if kind == "comm_open":
+                self.comms[content["comm_id"]] = dict(content["data"].get("state", {}))
+            elif kind == "comm_msg":
+                request = self._on_comm_msg(content)
+                if request is not None:
+                    requests.append(request)
+            if parent_id != msg_id:
+                continue
+            if kind == "stream":
+                stdout.append(content["text"])
+            elif kind in ("display_data", "execute_result"):
+                outputs.append(content)
+            elif kind == "error":
+                error = content
+        return CellResult("".join(stdout), outputs, error, requests, status_parents)
+
+    def check(self, code: str, timeout: float = 60) -> str:
+        """Run a cell that must not fail; return its stdout."""
+        result = self.run(code, timeout)
+        if result.error is not None:
+            raise AssertionError(
+                f"cell failed: {result.error['ename']}: {result.error['evalue']}\n"
+                + "\n".join(result.error["traceback"])
+            )
+        return result.stdout
+
+    def widget_comm(self) -> str:
+        """The comm id of the most recently opened TargetWidget."""
+        for comm_id, state in reversed(list(self.comms.items())):
+            if "target_id" in state:
+                return comm_id
+        raise AssertionError("no TargetWidget comm was opened")
+
+    # -- views --------------------------------------------------------------------------------
+
+    def attach(self, comm_id: str, view_id: str, *, ready: bool = True, protocol: int = 1) -> FakeView:
+        """Render a view: announce it, and (optionally) its target's ready."""
+        view = FakeView(view_id, comm_id, values=dict(self.comms[comm_id].get("values", {})))
+        self.views[view_id] = view
+        self.send_custom(
+            comm_id, {"kind": "event", "view_id": view_id, "type": "attached", "payload": {"protocol": protocol}}
+        )
+        if ready:
+            self.make_ready(view)
+        return view
+
+    def make_ready(self, view: FakeView) -> None:
+        view.ready = True
+        self.send_custom(view.comm_id, {"kind": "event", "view_id": view.view_id, "type": "ready"})
+        for request in view.queued:
+            self._serve(view, request)
+        view.queued.clear()
+
+    def detach(self, view: FakeView) -> None:
+        self.views.pop(view.view_id, None)
+        self.send_custom(view.comm_id, {"kind": "event", "view_id": view.view_id, "type": "detached"})
+
+    def send_custom(self, comm_id: str, content: dict[str, Any]) -> str:
+        """Send one anywidget custom message to the kernel; returns its msg_id."""
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}})
+        self.kc.shell_channel.send(msg)
+        return str(msg["header"]["msg_id"])
+
+    def reply(self, view: FakeView, request_id: str, state: dict[str, Any] | None = None) -> None:
+        self.sent_reply_ids.append(request_id)
+        self.send_custom(
+            view.comm_id,
+            {"kind": "reply", "id": request_id, "view_id": view.view_id, "ok": True, "state": state or view.state()},
+        )
+
+    def after(self, seconds: float, fn: Callable[[], None]) -> None:
+        self.timers.append((time.monotonic() + seconds, fn))
+
+    def _fire_timers(self) -> None:
+        now = time.monotonic()
+        due = [t for t in self.timers if t[0] <= now]
+        self.timers = [t for t in self.timers if t[0] > now]
+        for _, fn in due:
+            fn()
+
+    def _on_comm_msg(self, content: dict[str, Any]) -> dict[str, Any] | None:
+        data = content.get("data", {})
+        comm_id = content["comm_id"]
+        if data.get("method") == "update":
+            self.comms.setdefault(comm_id, {}).update(data.get("state", {}))
+            return None
+        if data.get("method") != "custom":
+            return None
+        request = data.get("content", {})
+        if request.get("kind") != "request":
+            return None
+        for view in list(self.views.values()):
+            if view.comm_id != comm_id:
+                continue
+            if not view.ready:
+                view.queued.append(request)
+            else:
+                self._serve(view, request)
+        return request
+
+    def _serve(self, view: FakeView, request: dict[str, Any]) -> None:
+        if request["id"] in view.applied_ids:
+            return
+        view.applied_ids.append(request["id"])
+        if request["op"] in ("apply", "reset"):
+            if request["op"] == "reset":
+                view.values = {}
+            view.values.update(request["payload"].get("values", {}))
+        if view.behaviour == "silent":
+            return
+        if view.behaviour == "throw":
+            content = {
+                "kind": "reply",
+                "id": request["id"],
+                "view_id": view.view_id,
+                "ok": False,
+                "error": {"code": "target_error", "message": "TypeError: boom in onApply"},
+            }
+            self.send_custom(view.comm_id, content)
+            return
+        if view.delay_s:
+            self.after(view.delay_s, lambda: self.reply(view, request["id"]))
+        else:
+            self.reply(view, request["id"])
+
+    def close(self) -> None:
+        try:
+            self.kc.stop_channels()
+            self.km.shutdown_kernel(now=True)
+        finally:
+            self._tmp.cleanup()

@@ -1,0 +1,188 @@
+"""Kernel integration: a real ipykernel, the test acting as the notebook page (docs/protocol.md)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .scripted_frontend import ScriptedFrontend
+
+pytestmark = pytest.mark.kernel
+
+FIXTURES = Path(__file__).parent / "fixtures" / "targets"
+KERNEL_PYTHON = os.environ.get("SPLITBRAIN_KERNEL_PYTHON") or None
+
+
+@pytest.fixture
+def fe() -> Iterator[ScriptedFrontend]:
+    frontend = ScriptedFrontend(**({"python": KERNEL_PYTHON} if KERNEL_PYTHON else {}))
+    try:
+        frontend.check(
+            "import splitbrain_widget as sb, threading, asyncio\n"
+            f"sim = sb.TargetWidget('demo', targets_dir={str(FIXTURES)!r}, timeout=3)\n"
+        )
+        yield frontend
+    finally:
+        frontend.close()
+
+
+def test_blocking_set_in_a_plain_cell_gets_the_targets_reply(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "r = sim.set_parameter('speed', 12)\nprint(r.ok, r.views_applied, r.state['settings.speed'], r.changed)"
+    )
+    assert out.split(" ", 3)[:3] == ["True", "1", "12"]
+    assert "'unit': 'm/s'" in out
+    assert view.values["settings.speed"] == 12
+
+
+def test_a_consumed_reply_causes_no_status_frames(fe: ScriptedFrontend) -> None:
+    fe.attach(fe.widget_comm(), "v1")
+    result = fe.run("for i in range(5): sim.set_parameter('speed', i)")
+    assert result.error is None
+    assert result.requests_seen  # the cell did talk to the view
+    assert "busy:comm_msg" not in result.status_parents  # and no reply was dispatched by the main shell
+
+
+def test_async_call_in_a_cell(fe: ScriptedFrontend) -> None:
+    fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "r = await sim.aset_parameters({'speed': 20, 'mode': 'manual'})\nprint(r.ok, r.state['settings.mode'])"
+    )
+    assert out.strip() == "True manual"
+
+
+def test_worker_thread_call(fe: ScriptedFrontend) -> None:
+    fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "box = []\n"
+        "t = threading.Thread(target=lambda: box.append(sim.set_parameter('count', 7)))\n"
+        "t.start(); t.join(10)\n"
+        "print(box[0].ok, box[0].state['settings.count'])"
+    )
+    assert out.strip() == "True 7"
+
+
+def test_no_view_keeps_the_change_and_says_so(fe: ScriptedFrontend) -> None:
+    out = fe.check(
+        "r = sim.set_parameter('speed', 5)\nprint(r.ok, r.views_applied, sim.values['settings.speed'])\nprint(r.message)\n"
+        "s = sim.fetch_state()\nprint(s.ok, s.error.code)"
+    )
+    lines = out.splitlines()
+    assert lines[0] == "True 0 5"
+    assert "applies when the widget is displayed" in lines[1]
+    assert lines[2] == "False no_view"
+
+
+def test_a_new_view_receives_the_values_set_while_none_was_open(fe: ScriptedFrontend) -> None:
+    fe.check("sim.set_parameter('speed', 33)")
+    view = fe.attach(fe.widget_comm(), "late")
+    assert view.values["settings.speed"] == 33  # the synced trait carries it to every new view
+
+
+def test_two_views_both_apply_and_the_kernel_gets_one_result(fe: ScriptedFrontend) -> None:
+    comm = fe.widget_comm()
+    a, b = fe.attach(comm, "a"), fe.attach(comm, "b")
+    out = fe.check("r = sim.set_parameter('speed', 9)\nprint(r.ok, r.views_applied, len(sim.audit))")
+    assert out.split()[0] == "True"
+    assert a.values["settings.speed"] == 9 and b.values["settings.speed"] == 9
+    out = fe.check("import time; time.sleep(0.3); print(sim.bridge.dropped, len(sim.bridge.pending))")
+    assert out.split()[1] == "0"  # nothing left pending
+
+
+def test_stray_and_late_replies_are_dropped(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    view.behaviour = "silent"
+    out = fe.check("r = sim.set_parameter('speed', 4, timeout=0.5)\nprint(r.ok, r.error.code)")
+    assert out.strip() == "False timeout"
+    late_id = view.applied_ids[-1]
+    fe.reply(view, late_id)  # late: its call already returned
+    fe.reply(view, "r999-forged")  # stray: never issued
+    out = fe.check(
+        "import time\nt = time.monotonic()\nwhile sim.bridge.dropped < 2 and time.monotonic() - t < 10: time.sleep(0.01)\nprint(sim.bridge.dropped, len(sim.bridge.pending))"
+    )
+    assert out.split() == ["2", "0"]
+
+
+def test_a_view_that_never_gets_ready_yields_not_ready(fe: ScriptedFrontend) -> None:
+    fe.attach(fe.widget_comm(), "v1", ready=False)
+    out = fe.check(
+        "r = sim.set_parameter('speed', 4, timeout=0.5)\nprint(r.ok, r.error.code)\nprint(r.error.message)\nprint(r.error.hint)"
+    )
+    first, message = out.splitlines()[:2]
+    assert first == "False not_ready"
+    assert "SplitBrain.ready" in out and "kept" in message
+
+
+def test_requests_queued_before_ready_are_answered_once_ready(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1", ready=False)
+    fe.after(0.3, lambda: fe.make_ready(view))
+    out = fe.check("r = sim.set_parameter('speed', 14)\nprint(r.ok, r.state['settings.speed'])")
+    assert out.strip() == "True 14"
+
+
+def test_target_error_is_reported_with_its_text(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    view.behaviour = "throw"
+    out = fe.check("r = sim.set_parameter('speed', 4)\nprint(r.ok, r.error.code, r.error.message)")
+    assert out.strip() == "False target_error TypeError: boom in onApply"
+
+
+def test_keyboard_interrupt_during_a_wait_is_clean(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    view.behaviour = "silent"
+    result = fe.run("sim.set_parameter('speed', 4, timeout=30)", interrupt_after=1.0)
+    assert result.error is not None and result.error["ename"] == "KeyboardInterrupt"
+    view.behaviour = "ok"
+    out = fe.check("print(len(sim.bridge.pending), sim.audit[-1].code)\nr = sim.set_parameter('speed', 6)\nprint(r.ok)")
+    assert out.split() == ["0", "cancelled", "True"]
+
+
+def test_validation_errors_change_nothing(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "r = sim.set_parameters({'speed': 7, 'count': 2.5})\nprint(r.ok, r.error.code, sim.values['settings.speed'])\n"
+        "r = sim.set_parameter('serial', 'x')\nprint(r.error.code)\n"
+        "r = sim.set_parameter('sped', 1)\nprint(r.error.code, r.error.hint)"
+    )
+    lines = out.splitlines()
+    assert lines[0] == "False invalid_value 8.0"
+    assert lines[1] == "readonly"
+    assert lines[2] == "unknown_param did you mean settings.speed?"
+    assert view.applied_ids == []
+
+
+def test_reset_restores_defaults_in_kernel_and_view(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "sim.set_parameter('speed', 30)\nr = sim.reset()\nprint(r.ok, sim.values['settings.speed'], r.state['settings.speed'])"
+    )
+    assert out.strip() == "True 8.0 8.0"
+    assert view.values["settings.speed"] == 8.0
+
+
+def test_fetch_state_and_select_target(fe: ScriptedFrontend) -> None:
+    fe.attach(fe.widget_comm(), "v1")
+    out = fe.check("r = sim.fetch_state()\nprint(r.ok, sorted(r.state)[:1])")
+    assert out.startswith("True")
+    out = fe.check("r = sim.select_target('nope')\nprint(r.ok, r.error.code, r.error.hint)")
+    assert out.startswith("False unknown_target")
+
+
+def test_a_view_with_another_protocol_version_is_not_used(fe: ScriptedFrontend) -> None:
+    fe.attach(fe.widget_comm(), "old", protocol=0)
+    out = fe.check("r = sim.set_parameter('speed', 3)\nprint(r.ok, r.views_applied)")
+    assert out.strip() == "True 0"
+
+
+def test_many_calls_leave_no_pending_entries(fe: ScriptedFrontend) -> None:
+    fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "ok = sum(sim.set_parameter('speed', i % 50).ok for i in range(300))\n"
+        "import ipykernel.comm\nc = sim.comm\n"
+        "print(ok, len(sim.bridge.pending), len(getattr(c, '_reply_subshell_ids', {})), len(sim.audit))"
+    )
+    assert out.split() == ["300", "0", "0", "300"]

@@ -1,0 +1,273 @@
+"""The manifest contract: the reference format, malformed manifests, bad values."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from splitbrain_widget import Manifest, ManifestError, ParameterError
+
+REFERENCE = {
+    "id": "preset-01",
+    "type": "apply",
+    "data": {
+        "settings": {
+            "speed": {"type": "number", "unit": "m/s", "value": 8.0},
+            "mode": {"type": "string", "value": "auto"},
+        },
+        "display": {"show_vectors": {"type": "boolean", "value": True}},
+        "view": {"position": {"type": "array", "length": 3, "unit": "world units", "value": [0, 12, 12]}},
+    },
+}
+
+RICH = {
+    "id": "rich",
+    "title": "Rich",
+    "description": "every optional field",
+    "data": {
+        "physics": {
+            "gravity": {"type": "number", "unit": "m/s^2", "value": 9.81, "min": 0, "max": 30, "step": 0.1},
+            "steps": {"type": "integer", "value": 10, "min": 1, "max": 100},
+            "method": {"type": "string", "value": "rk4", "enum": ["euler", "rk4"]},
+            "version": {"type": "string", "value": "1.0", "readonly": True},
+        },
+        "display": {"speed": {"type": "number", "value": 1.0, "description": "playback rate"}},
+        "settings": {"speed": {"type": "number", "unit": "m/s", "value": 8.0}},
+        "view": {
+            "position": {"type": "array", "length": 3, "value": [0, 12, 12], "min": -100, "max": 100},
+            "flags": {"type": "array", "items": "boolean", "value": [True, False]},
+        },
+    },
+    "observables": {"range": {"unit": "m", "description": "horizontal distance"}},
+}
+
+
+def test_the_reference_manifest_loads_unchanged() -> None:
+    m = Manifest.from_dict(copy.deepcopy(REFERENCE))
+    assert list(m.parameters) == ["settings.speed", "settings.mode", "display.show_vectors", "view.position"]
+    assert m.defaults() == {
+        "settings.speed": 8.0,
+        "settings.mode": "auto",
+        "display.show_vectors": True,
+        "view.position": [0, 12, 12],
+    }
+    assert m.parameters["settings.speed"].unit == "m/s"
+    assert m.parameters["view.position"].length == 3
+
+
+def test_optional_fields_and_observables_load() -> None:
+    m = Manifest.from_dict(RICH)
+    assert m.title == "Rich"
+    assert m.parameters["physics.gravity"].step == 0.1
+    assert m.parameters["physics.version"].readonly
+    assert m.observables["range"].unit == "m"
+    assert m.parameters["view.flags"].item_type == "boolean"
+
+
+def test_observables_may_be_a_list() -> None:
+    raw = {**REFERENCE, "observables": [{"name": "range", "unit": "m"}]}
+    assert Manifest.from_dict(raw).observables["range"].unit == "m"
+
+
+def test_leaf_names_and_dotted_paths_both_address_a_parameter() -> None:
+    m = Manifest.from_dict(REFERENCE)
+    assert m.coerce("speed", 12) == 12
+    assert m.coerce("settings.speed", 12) == 12
+    assert m.coerce("data.settings.speed", 12) == 12
+
+
+def test_an_ambiguous_leaf_lists_the_candidate_paths() -> None:
+    m = Manifest.from_dict(RICH)
+    with pytest.raises(ParameterError) as info:
+        m.coerce("speed", 1)
+    assert info.value.code == "unknown_param"
+    assert "display.speed" in str(info.value) and "settings.speed" in str(info.value)
+
+
+def test_unknown_names_get_suggestions_from_the_schema() -> None:
+    m = Manifest.from_dict(RICH)
+    with pytest.raises(ParameterError) as info:
+        m.coerce("gravty", 1)
+    assert info.value.code == "unknown_param"
+    assert info.value.hint == "did you mean physics.gravity?"
+
+
+def test_integers_stay_integers_and_wrapped_values_are_unwrapped() -> None:
+    m = Manifest.from_dict(RICH)
+    assert m.coerce("steps", 12.0) == 12 and isinstance(m.coerce("steps", 12.0), int)
+    assert isinstance(m.coerce("gravity", 9), int)
+    assert m.coerce("gravity", {"value": 3.5}) == 3.5
+    assert m.coerce("position", [{"value": 1}, 2, 3]) == [1, 2, 3]
+    assert m.coerce("method", "euler") == "euler"
+    assert Manifest.from_dict(REFERENCE).coerce("show_vectors", "false") is False
+
+
+def test_numeric_strings_from_models_are_accepted() -> None:
+    m = Manifest.from_dict(RICH)
+    assert m.coerce("gravity", "3.5") == 3.5
+    assert m.coerce("steps", "7") == 7
+
+
+# -- malformed manifests: (manifest, text the error must contain) ---------------------------
+
+
+def _with(path: str, value: Any, base: dict[str, Any] = REFERENCE) -> dict[str, Any]:
+    raw = copy.deepcopy(base)
+    node = raw
+    keys = path.split(".")
+    for key in keys[:-1]:
+        node = node.setdefault(key, {})
+    if value is _DELETE:
+        del node[keys[-1]]
+    else:
+        node[keys[-1]] = value
+    return raw
+
+
+_DELETE = object()
+
+MALFORMED = [
+    (
+        _with("data.settings.speed.type", "num"),
+        "data.settings.speed.type: expected one of number, integer, boolean, string, array",
+    ),
+    (_with("data.settings.speed.value", _DELETE), "data.settings.speed.value: missing"),
+    (_with("id", _DELETE), "id: missing"),
+    (_with("id", ""), "id:"),
+    (_with("id", "has space"), "id:"),
+    (_with("type", "update"), "type: expected 'apply'"),
+    (_with("data", _DELETE), "data: missing"),
+    (_with("data", []), "data:"),
+    (_with("data", {}), "data: expected at least one parameter group"),
+    (_with("data.settings.speed", 8.0), "data.settings.speed: expected a parameter object"),
+    (_with("data.settings.speed.mn", 3), "data.settings.speed.mn: unknown field"),
+    (_with("data.settings.speed.max", -1), "data.settings.speed.value: default 8.0 is above the maximum -1 m/s"),
+    (
+        _with("data.settings.speed", {"type": "number", "value": 5, "min": 10, "max": 1}),
+        "data.settings.speed: min (10) is greater than max (1)",
+    ),
+    (_with("data.settings.mode.enum", ["manual"]), 'data.settings.mode.value: default expected one of "manual"'),
+    (_with("data.settings.mode.enum", []), "data.settings.mode.enum:"),
+    (_with("data.settings.mode.enum", ["auto", 3]), "data.settings.mode.enum.1: expected a string"),
+    (_with("data.settings.mode.min", 0), "'min' applies only to number"),
+    (_with("data.view.position.value", [0, 12]), "data.view.position.value: default expected exactly 3 elements"),
+    (_with("data.view.position.length", 0), "data.view.position.length:"),
+    (
+        _with("data.display.show_vectors.value", "yes"),
+        "data.display.show_vectors.value: default expected true or false",
+    ),
+    (_with("data.settings.speed.value", "fast"), "data.settings.speed.value: default expected a number"),
+    (_with("data.settings.speed.value", None), "data.settings.speed.value: the default value is required"),
+    (_with("data.settings.speed.step", 0), "data.settings.speed.step:"),
+    (_with("data.settings.speed.length", 3), "'length' and 'items' apply only to array"),
+    (_with("data.settings.speed.readonly", "no"), "data.settings.speed.readonly:"),
+    (
+        {"id": "x", "data": {"settings": {"a.b": {"type": "number", "value": 1}}}},
+        "data.settings.a.b: names must be non-empty and must not contain '.'",
+    ),
+    (_with("data.settings.empty", {}), "data.settings.empty: empty group"),
+    (_with("data.settings.novalue", {"value": 3}), "data.settings.novalue.type: missing"),
+    (_with("observables", {"range": {"unit": 3}}), "observables.range.unit:"),
+    (_with("observables", [{"unit": "m"}]), "observables[0] must be an object with a 'name'"),
+    (_with("extra", True), "extra: unknown field"),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), MALFORMED, ids=[m[1][:40] for m in MALFORMED])
+def test_malformed_manifests_name_the_file_and_field(raw: dict[str, Any], expected: str) -> None:
+    with pytest.raises(ManifestError) as info:
+        Manifest.from_dict(raw, source="foo.json")
+    assert str(info.value).startswith("foo.json: ")
+    assert expected in str(info.value)
+
+
+def test_invalid_json_names_the_line(tmp_path: Any) -> None:
+    path = tmp_path / "foo.json"
+    path.write_text('{"id": "x",\n "data": }')
+    with pytest.raises(ManifestError) as info:
+        Manifest.from_file(path)
+    assert str(path) in str(info.value) and "line 2" in str(info.value)
+
+
+def test_not_an_object_at_top_level() -> None:
+    with pytest.raises(ManifestError, match="expected a JSON object"):
+        Manifest.from_dict([1, 2], source="foo.json")
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    raw = _with("data.settings.mode.type", "text", _with("data.settings.speed.type", "num"))
+    with pytest.raises(ManifestError) as info:
+        Manifest.from_dict(raw, source="foo.json")
+    assert len(info.value.problems) == 2
+
+
+# -- bad values: (name, value, code, text the message must contain) -------------------------
+
+BAD_VALUES = [
+    ("gravity", "fast", "invalid_value", 'expected a number in m/s^2, got "fast"'),
+    ("gravity", float("nan"), "invalid_value", "expected a finite number, got NaN"),
+    ("gravity", float("inf"), "invalid_value", "got Infinity"),
+    ("gravity", -float("inf"), "invalid_value", "got -Infinity"),
+    ("gravity", -1, "invalid_value", "-1 is below the minimum 0 m/s^2"),
+    ("gravity", 31, "invalid_value", "31 is above the maximum 30 m/s^2"),
+    ("gravity", True, "invalid_value", "got a boolean"),
+    ("gravity", None, "invalid_value", "got null"),
+    ("gravity", [1], "invalid_value", "got [1]"),
+    ("gravity", {"val": 1}, "invalid_value", 'got {"val": 1}'),
+    ("gravity", "nan", "invalid_value", "expected a finite number"),
+    ("steps", 2.5, "invalid_value", "expected an integer, got 2.5"),
+    ("steps", 0, "invalid_value", "0 is below the minimum 1"),
+    ("steps", 101, "invalid_value", "101 is above the maximum 100"),
+    ("steps", "ten", "invalid_value", 'got "ten"'),
+    ("steps", "2.5", "invalid_value", "expected an integer"),
+    ("method", "rk5", "invalid_value", 'expected one of "euler", "rk4", got "rk5"'),
+    ("method", 4, "invalid_value", "expected a string, got 4"),
+    ("method", "x" * 20000, "invalid_value", "expected at most 10000 characters"),
+    ("version", "2.0", "readonly", "physics.version is read-only"),
+    ("position", [1, 2], "invalid_value", "expected exactly 3 elements, got 2"),
+    ("position", [1, 2, 3, 4], "invalid_value", "expected exactly 3 elements, got 4"),
+    ("position", "1,2,3", "invalid_value", "expected array of 3 numbers"),
+    ("position", 5, "invalid_value", "expected array of 3 numbers"),
+    ("position", [1, "a", 3], "invalid_value", 'element 1: expected a number, got "a"'),
+    ("position", [1, 2, float("nan")], "invalid_value", "element 2: expected a finite number"),
+    ("position", [1, 2, 500], "invalid_value", "element 2: 500 is above the maximum 100"),
+    ("position", [1, True, 3], "invalid_value", "element 1: expected a number, got a boolean"),
+    ("flags", [True, "maybe"], "invalid_value", 'element 1: expected true or false, got "maybe"'),
+    ("flags", list(range(20000)), "invalid_value", "expected at most 10000 elements"),
+    ("gravty", 1, "unknown_param", "unknown parameter 'gravty'"),
+    ("", 1, "unknown_param", "parameter names are strings"),
+    ("speed", 1, "unknown_param", "'speed' is ambiguous"),
+    ("physics.nope", 1, "unknown_param", "unknown parameter 'physics.nope'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "code", "expected"), BAD_VALUES, ids=[f"{b[0]}-{b[3][:30]}" for b in BAD_VALUES]
+)
+def test_bad_values_get_a_clear_error(name: str, value: Any, code: str, expected: str) -> None:
+    m = Manifest.from_dict(RICH)
+    with pytest.raises(ParameterError) as info:
+        m.coerce(name, value)
+    assert info.value.code == code
+    assert expected in str(info.value)
+    if code == "invalid_value":
+        assert info.value.name in str(info.value)  # the message names the parameter
+
+
+def test_a_bad_value_in_a_batch_changes_nothing() -> None:
+    m = Manifest.from_dict(RICH)
+    with pytest.raises(ParameterError):
+        m.coerce_many({"gravity": 3, "steps": -1})
+    assert m.defaults()["physics.gravity"] == 9.81
+
+
+def test_parameter_error_is_a_value_error() -> None:
+    assert issubclass(ParameterError, ValueError)
+
+
+def test_manifest_loads_from_json_text_and_describes_parameters() -> None:
+    m = Manifest.from_json(json.dumps(RICH), source="rich.json")
+    assert m.parameters["physics.gravity"].describe() == "number in m/s^2 from 0 to 30"

@@ -1,0 +1,52 @@
+"""A non-editable install ships the built-in targets and the built JS; no node needed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("node") is not None:
+        pass  # the wheel must not need it either way: the build below never calls node
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        check=True,
+        env={**os.environ, "PATH": os.path.dirname(sys.executable)},  # no node on PATH
+    )
+    (found,) = out.glob("splitbrain_widget-*.whl")
+    return found
+
+
+def test_the_wheel_holds_targets_and_built_js(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "splitbrain_widget/static/widget.js" in names
+    assert "splitbrain_widget/static/bridge.js" in names
+    assert "splitbrain_widget/targets/bouncer.html" in names
+    assert "splitbrain_widget/targets/bouncer.json" in names
+    assert not any(n.startswith("tests/") or "node_modules" in n for n in names)
+
+
+def test_an_installed_wheel_lists_the_builtin_targets(wheel: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)], check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "import splitbrain_widget as sb; print(sb.__file__); print(sb.list_targets())"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,  # not the checkout, so the checkout's package cannot be imported
+        env={**os.environ, "PYTHONPATH": str(target)},
+    ).stdout
+    assert out.splitlines()[0].startswith(str(target))
+    assert "bouncer" in out and "Bouncing ball" in out

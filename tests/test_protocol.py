@@ -1,0 +1,65 @@
+"""Messages from views are validated and size-bounded before anything acts on them."""
+
+from __future__ import annotations
+
+import pytest
+
+from splitbrain_widget.protocol import (
+    MAX_MESSAGE_BYTES,
+    EventMessage,
+    ProtocolError,
+    ReplyMessage,
+    ToolResult,
+    bounded_state,
+    parse_view_message,
+)
+
+
+def test_a_reply_parses() -> None:
+    msg = parse_view_message({"kind": "reply", "id": "r1", "view_id": "v", "ok": True, "state": {"x": 1}})
+    assert isinstance(msg, ReplyMessage) and msg.state == {"x": 1}
+
+
+def test_an_error_reply_parses() -> None:
+    msg = parse_view_message(
+        {"kind": "reply", "id": "r1", "view_id": "v", "ok": False, "error": {"code": "target_error", "message": "boom"}}
+    )
+    assert isinstance(msg, ReplyMessage) and msg.error is not None and msg.error.code == "target_error"
+
+
+def test_an_event_parses() -> None:
+    msg = parse_view_message({"kind": "event", "view_id": "v", "type": "attached", "payload": {"protocol": 1}})
+    assert isinstance(msg, EventMessage) and msg.type == "attached"
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ([1], "expected a JSON object"),
+        ({"kind": "nope"}, "bad 'nope' message"),
+        ({"kind": "reply", "id": "r1", "ok": True}, "view_id"),
+        ({"kind": "reply", "id": 3, "view_id": "v", "ok": True}, "id"),
+        ({"kind": "reply", "id": "r", "view_id": "v", "ok": False, "error": {"code": "weird", "message": "m"}}, "code"),
+        ({"kind": "event", "view_id": "v", "type": "explode"}, "type"),
+        ({"kind": "chat", "text": "x" * 30_000}, "text"),
+        ({"kind": "event", "view_id": "v", "type": "state", "payload": "x" * (MAX_MESSAGE_BYTES + 1)}, "exceeds"),
+        ({"kind": "reply", "id": "r", "view_id": "v", "ok": True, "state": {"x": float("nan")}}, "exceeds"),
+    ],
+)
+def test_bad_messages_are_refused_with_a_reason(content: object, why: str) -> None:
+    with pytest.raises(ProtocolError, match=why):
+        parse_view_message(content)
+
+
+def test_states_are_bounded() -> None:
+    assert bounded_state({"x": 1}) == {"x": 1}
+    assert bounded_state({"x": "y" * 100}, limit=50) == {"_truncated": True, "bytes": 108}
+    assert "_invalid" in bounded_state([1, 2])
+
+
+def test_tool_result_for_the_model_drops_empty_fields() -> None:
+    ok = ToolResult(ok=True, op="apply", changed={"s.speed": {"value": 3, "unit": "m/s"}})
+    assert ok.for_model() == {"ok": True, "op": "apply", "changed": {"s.speed": {"value": 3, "unit": "m/s"}}}
+    bad = ToolResult.failure("timeout", "too slow", hint="raise the timeout")
+    assert bad.for_model()["error"] == {"code": "timeout", "message": "too slow", "hint": "raise the timeout"}
+    assert str(bad) == "timeout: too slow (raise the timeout)"
