@@ -79,6 +79,25 @@ def call_on_main(fn: Callable[[], None]) -> None:
         loop.add_callback(fn)
 
 
+def prepare_thread() -> None:
+    """Make comm sends work on this thread.
+
+    ipykernel 7.0 keeps the parent message in a ContextVar without a default, so a widget that
+    sends from a fresh worker thread fails with LookupError; give such a thread an empty parent.
+    """
+    k = kernel()
+    parent = getattr(k, "_shell_parent", None)
+    if parent is None or not hasattr(parent, "get"):
+        return
+    try:
+        parent.get()
+    except LookupError:
+        parent.set({})
+        ident = getattr(k, "_shell_parent_ident", None)
+        if ident is not None and hasattr(ident, "set"):
+            ident.set(b"")
+
+
 def register(comm_id: str, handler: Handler) -> None:
     with _lock:
         _handlers[comm_id] = handler

@@ -309,6 +309,7 @@ class TargetWidget(anywidget.AnyWidget):
 
     def _run_blocking(self, name: str, arguments: dict[str, Any], operation: Operation) -> ToolResult:
         started = time.monotonic()
+        _kernel_tap.prepare_thread()
         try:
             step = next(operation)
             while True:
@@ -331,6 +332,7 @@ class TargetWidget(anywidget.AnyWidget):
         import asyncio
 
         started = time.monotonic()
+        _kernel_tap.prepare_thread()
         try:
             step = next(operation)
             while True:

@@ -39,7 +39,9 @@ def test_the_wheel_holds_targets_and_built_js(wheel: Path) -> None:
 
 def test_an_installed_wheel_lists_the_builtin_targets(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)], check=True
+    )
     out = subprocess.run(
         [sys.executable, "-c", "import splitbrain_widget as sb; print(sb.__file__); print(sb.list_targets())"],
         check=True,

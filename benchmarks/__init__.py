@@ -1,0 +1,1 @@
+"""Benchmarks: figures and ratios, printed and recorded in results.json (never asserted in tests)."""

@@ -1,0 +1,37 @@
+"""Blocking round trip kernel -> (scripted) view -> kernel, in a plain cell: the floor of the wire."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.scripted_frontend import ScriptedFrontend
+
+from ._stats import summary
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "targets"
+
+
+def run(calls: int = 500) -> dict[str, float]:
+    fe = ScriptedFrontend()
+    try:
+        fe.check(
+            f"import splitbrain_widget as sb, time, json\nsim = sb.TargetWidget('demo', targets_dir={str(FIXTURES)!r})"
+        )
+        fe.attach(fe.widget_comm(), "bench")
+        out = fe.check(
+            "samples = []\n"
+            f"for i in range({calls} + 20):\n"
+            "    t = time.perf_counter(); r = sim.set_parameter('speed', i % 50); dt = time.perf_counter() - t\n"
+            "    assert r.ok, r\n"
+            "    samples.append(dt * 1000)\n"
+            "print(json.dumps(samples[20:]))",
+            timeout=300,
+        )
+        return summary(json.loads(out))
+    finally:
+        fe.close()
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))

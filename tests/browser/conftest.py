@@ -1,0 +1,153 @@
+"""Fixtures of the real-browser layer: one Jupyter server per app, one Chromium, a page per test.
+
+Every test under tests/browser is marked ``browser``. Without Chromium or the playwright package
+the tests skip with a message; with ``SPLITBRAIN_REQUIRE_BROWSER=1`` (CI) they fail instead.
+Artifacts of a failed test (screenshot, console log, server log) go to ``test-artifacts/<test>/``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .harness import (
+    APPS,
+    CHROMIUM_ARGS,
+    ConsoleLog,
+    JupyterServer,
+    NotebookPage,
+    chromium_path,
+    save_artifacts,
+    unavailable_reason,
+)
+
+HERE = Path(__file__).resolve().parent
+TIMINGS: list[tuple[str, str, float]] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not TIMINGS:
+        return
+    terminalreporter.section("browser timings")
+    for app, what, seconds in TIMINGS:
+        terminalreporter.write_line(f"{app:<9} {what:<40} {seconds:6.2f} s")
+
+
+def record_timing(app: str, what: str, seconds: float) -> None:
+    TIMINGS.append((app, what, seconds))
+
+
+def _require_browser() -> None:
+    reason = unavailable_reason()
+    if reason is None:
+        return
+    if os.environ.get("SPLITBRAIN_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason} (SPLITBRAIN_REQUIRE_BROWSER=1, so this is a failure, not a skip)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _browser_available() -> None:
+    _require_browser()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="session", params=APPS)
+def server(request: pytest.FixtureRequest) -> Iterator[JupyterServer]:
+    """A JupyterLab or Notebook 7 server (``request.param``: "lab" or "notebook"), one per session.
+
+    Session-scoped and parametrized: pytest groups the tests by app and keeps one server alive at
+    a time, which is what a 2-core machine wants.
+    """
+    _require_browser()
+    base = Path(tempfile.mkdtemp(prefix=f"sb-browser-{request.param}-"))
+    srv = JupyterServer(request.param, base)
+    srv.start()
+    record_timing(request.param, "server start", srv.started_in_s)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+        if os.environ.get("SPLITBRAIN_KEEP_BROWSER_TMP") != "1":
+            shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def page(browser: Any, server: JupyterServer, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh browser context and page; on failure its screenshot and logs are saved."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1400})
+    context.set_default_timeout(30_000)
+    pg = context.new_page()
+    console = ConsoleLog()
+    console.attach(pg)
+    pg._sb_console = console  # for tests that inspect the console
+    log_from = server.log_offset()
+    try:
+        yield pg
+    finally:
+        rep = getattr(request.node, "rep_call", None)
+        if rep is None or rep.failed:
+            folder = save_artifacts(request.node.nodeid, pg, console, server, log_from)
+            print(f"\nartifacts of {request.node.nodeid}: {folder}")
+        context.close()
+
+
+@pytest.fixture
+def open_notebook(page: Any, server: JupyterServer, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """``open_notebook(cells) -> NotebookPage``: write a fresh notebook with these cells and open it."""
+    opened: list[NotebookPage] = []
+
+    def _open(cells: list[str]) -> NotebookPage:
+        name = f"t{int(time.time() * 1000) % 10**9}-{len(opened)}.ipynb"
+        server.write_notebook(name, cells)
+        nb = NotebookPage(page, server, name, cells).open()
+        record_timing(server.app, "open to idle kernel", nb.timings["open_to_kernel_idle_s"])
+        opened.append(nb)
+        return nb
+
+    yield _open
+    for nb in opened:
+        server.shutdown_sessions(nb.name)
+
+
+@pytest.fixture
+def targets_dir(tmp_path: Path) -> Path:
+    """A folder of test targets: copies of the fixtures plus the hostile / never-ready / gated pages."""
+    from . import targets as test_targets
+
+    folder = tmp_path / "targets"
+    test_targets.write_all(folder)
+    return folder
