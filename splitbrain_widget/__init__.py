@@ -35,6 +35,11 @@ __all__ = [
 ]
 
 
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    """Jupyter server extension: TCP_NODELAY on kernel websockets (see ``_server_extension``)."""
+    return [{"module": "splitbrain_widget._server_extension"}]
+
+
 def __getattr__(name: str) -> Any:
     # The widget pulls in anywidget and ipywidgets: import it only when asked for.
     if name == "TargetWidget":
