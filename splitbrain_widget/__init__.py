@@ -13,12 +13,15 @@ from .protocol import PROTOCOL_VERSION, ErrorInfo, ToolResult
 from .registry import Target, TargetError, TargetInfo, list_targets, load_target
 
 if TYPE_CHECKING:
+    from .agent import Agent, AgentResult
     from .widget import TargetWidget
 
 __version__ = "0.1.0"
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "Agent",
+    "AgentResult",
     "ErrorInfo",
     "Manifest",
     "ManifestError",
@@ -46,4 +49,8 @@ def __getattr__(name: str) -> Any:
         from .widget import TargetWidget
 
         return TargetWidget
+    if name in ("Agent", "AgentResult"):
+        from . import agent
+
+        return getattr(agent, name)
     raise AttributeError(f"module 'splitbrain_widget' has no attribute {name!r}")

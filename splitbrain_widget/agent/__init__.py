@@ -1,0 +1,22 @@
+"""The agent: split-brain tools on pydantic-ai, guards, and the offline planner.
+
+Importing this package does not import pydantic-ai; creating an :class:`Agent` does.
+"""
+
+from ._agent import Agent, AgentResult, Usage
+from ._events import AgentEvent, Done, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallStarted
+from ._loops import LoopLimits
+
+__all__ = [
+    "Agent",
+    "AgentEvent",
+    "AgentResult",
+    "Done",
+    "Fallback",
+    "LoopLimits",
+    "RetryWait",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "Usage",
+]

@@ -1,0 +1,220 @@
+"""Agent: say what you want, and a model steers the target through the browser-executed tools."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._events import AgentEvent, Done
+from ._loops import LoopLimits
+
+if TYPE_CHECKING:
+    from ..widget import TargetWidget
+    from ._runtime import Runtime, ToolCallRecord
+
+JOIN_SLICE_S = 0.1
+
+
+@dataclass
+class Usage:
+    """What a run (or every run so far) cost: model requests, tokens, and tool calls (browser ones included)."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tool_calls: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.requests += other.requests
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.tool_calls += other.tool_calls
+
+
+@dataclass
+class AgentResult:
+    """One answer: the final ``text``, every tool call with its result, the usage, and why it stopped early."""
+
+    text: str
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    stopped: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.stopped is None
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Agent:
+    """An agent that steers a :class:`~splitbrain_widget.TargetWidget` in plain language.
+
+    Args:
+        sim: the widget to steer.
+        model: ``"offline"`` (the built-in deterministic planner), ``"openai:<name>"``,
+            ``"anthropic:<name>"``, ``"google:<name>"``, ``"ollama:<name>"``, ``"local"`` (the first
+            local OpenAI-compatible server found), or a pydantic-ai model object. Default: the
+            ``SPLITBRAIN_MODEL`` environment variable, else ``"offline"``; an API key in the
+            environment alone never switches to a paid model.
+        fallback: further models, tried in order when one fails (429, quota, 5xx, auth); once the
+            run moved to a fallback it stays there.
+        base_url, api_key: point an OpenAI-compatible model at any server.
+        max_retries: retries per request on 429 / 5xx.
+        backoff: the waits between those retries, in seconds, when the provider names none
+            (Retry-After, retry-after-ms and Google's RetryInfo take precedence).
+        usage_limits: pydantic-ai usage limits per run (default ``{"request_limit": 40}``).
+        loop_limits: the loop detector's thresholds.
+        context_window: tokens; compaction starts at 70% of it (default: by model name).
+    """
+
+    def __init__(
+        self,
+        sim: TargetWidget,
+        model: Any = None,
+        *,
+        fallback: Sequence[Any] = (),
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_retries: int = 5,
+        backoff: Sequence[float] = (3, 5, 10, 15, 30),
+        usage_limits: dict[str, int] | None = None,
+        loop_limits: LoopLimits | None = None,
+        instructions: str | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        from ._runtime import Runtime  # pydantic-ai is imported here, not with the package
+
+        self.sim = sim
+        chosen = model if model is not None else (os.environ.get("SPLITBRAIN_MODEL") or "offline")
+        self._runtime: Runtime = Runtime(
+            sim,
+            chosen,
+            fallback=fallback,
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=max_retries,
+            backoff=tuple(backoff),
+            loop_limits=loop_limits,
+            usage_limits=usage_limits,
+            instructions=instructions,
+            context_window=context_window,
+        )
+        self.usage = Usage()
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        """The model currently answering (a fallback once the primary failed)."""
+        return self._runtime.model_name
+
+    @property
+    def history(self) -> list[Any]:
+        """The conversation so far (pydantic-ai messages); every tool call in it has a result."""
+        return list(self._runtime.history)
+
+    def clear_history(self) -> None:
+        self._runtime.history = []
+
+    # -- asking ---------------------------------------------------------------------------------
+
+    async def aask(self, text: str, *, on_event: Callable[[AgentEvent], None] | None = None) -> AgentResult:
+        """Answer ``text``, steering the target as needed; awaitable."""
+        emit = on_event or (lambda event: None)
+        outcome, calls = await self._runtime.run(text, emit)
+        usage = Usage(
+            requests=outcome.usage.get("requests", 0),
+            input_tokens=outcome.usage.get("input_tokens", 0),
+            output_tokens=outcome.usage.get("output_tokens", 0),
+            tool_calls=len(calls),
+        )
+        self.usage.add(usage)
+        result = AgentResult(outcome.text, calls, usage, self.model, outcome.stopped)
+        emit(Done(result))
+        return result
+
+    def ask(self, text: str, *, on_event: Callable[[AgentEvent], None] | None = None) -> AgentResult:
+        """Blocking :meth:`aask`: works in a plain notebook cell while the tools run in the browser.
+
+        The run happens on a worker thread with its own event loop. A KeyboardInterrupt (the
+        notebook's Stop) cancels it: pending browser calls close as ``cancelled`` and the history
+        stays valid; the interrupt is then re-raised.
+        """
+        box: list[AgentResult | BaseException] = []
+
+        def work() -> None:
+            try:
+                box.append(asyncio.run(self.aask(text, on_event=on_event)))
+            except BaseException as exc:  # handed to the caller's thread
+                box.append(exc)
+
+        worker = threading.Thread(target=work, name="splitbrain-agent", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(JOIN_SLICE_S)
+        except KeyboardInterrupt:
+            self.cancel()
+            worker.join(30)
+            raise
+        outcome = box[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def stream(self, text: str) -> Iterator[AgentEvent]:
+        """Run ``text`` and yield events as they happen (text deltas, tool calls, retry waits, fallback, done)."""
+        events: queue.Queue[AgentEvent | BaseException | None] = queue.Queue()
+
+        def work() -> None:
+            try:
+                self.ask(text, on_event=events.put)
+            except BaseException as exc:
+                events.put(exc)
+            finally:
+                events.put(None)
+
+        threading.Thread(target=work, name="splitbrain-agent-stream", daemon=True).start()
+        while True:
+            try:
+                item = events.get(timeout=JOIN_SLICE_S)
+            except queue.Empty:
+                continue
+            except KeyboardInterrupt:
+                self.cancel()
+                raise
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    async def astream(self, text: str) -> AsyncIterator[AgentEvent]:
+        """The async twin of :meth:`stream`."""
+        events: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        task = asyncio.ensure_future(self.aask(text, on_event=events.put_nowait))
+        task.add_done_callback(lambda _: events.put_nowait(None))
+        while True:
+            item = await events.get()
+            if item is None:
+                break
+            yield item
+        await task
+
+    def cancel(self) -> None:
+        """Stop the running answer; pending browser calls close as ``cancelled``."""
+        self._runtime.cancel()
+
+    def skip_wait(self) -> None:
+        """End a retry wait early (the next attempt starts now)."""
+        self._runtime.skip_wait()
+
+    def __repr__(self) -> str:
+        return f"<Agent model={self.model!r} target={self.sim.target_id!r} requests={self.usage.requests}>"

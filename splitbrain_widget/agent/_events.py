@@ -1,0 +1,65 @@
+"""What an agent run reports while it works, for the chat panel and for ``agent.stream()``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the assistant's answer."""
+
+    text: str
+    kind: str = "text"
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    kind: str = "tool_started"
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    result: dict[str, Any]
+    ok: bool
+    kind: str = "tool_finished"
+
+
+@dataclass(frozen=True)
+class RetryWait:
+    """The provider asked us to wait (429/5xx); ``seconds`` from ``source`` (Retry-After, RetryInfo, backoff)."""
+
+    seconds: float
+    source: str
+    attempt: int
+    model: str
+    status: int | None
+    kind: str = "retry_wait"
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """The run moved to the next model and stays there."""
+
+    from_model: str
+    to_model: str
+    reason: str
+    kind: str = "fallback"
+
+
+@dataclass(frozen=True)
+class Done:
+    """The run ended; ``result`` is the :class:`~splitbrain_widget.agent.AgentResult`."""
+
+    result: Any = field(repr=False)
+    kind: str = "done"
+
+
+AgentEvent = TextDelta | ToolCallStarted | ToolCallFinished | RetryWait | Fallback | Done

@@ -1,0 +1,649 @@
+"""The pydantic-ai runtime: the only module of ours that imports pydantic_ai.
+
+It turns our pieces into one pydantic-ai run: the manifest's tools (:mod:`._tools`) as a toolset
+that executes in the browser, the offline planner (:mod:`._planner`) as a FunctionModel, and the
+guards as one capability (retry with backoff, fallback, truncation, loop detection, compaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic_ai import Agent as PaiAgent
+from pydantic_ai import (
+    AgentRunResultEvent,
+    CancellationToken,
+    ModelAPIError,
+    ModelHTTPError,
+    ModelResponse,
+    PartDeltaEvent,
+    PartStartEvent,
+    RetryModelRequest,
+    RunCancelled,
+    RunContext,
+    TextPart,
+    TextPartDelta,
+    ToolCallPart,
+    ToolFailed,
+    UnexpectedModelBehavior,
+    UsageLimitExceeded,
+    UsageLimits,
+)
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import ModelAuthenticationError, ModelQuotaExceededError
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
+from pydantic_ai.models import Model, ModelRequestContext
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_core import SchemaValidator, core_schema
+
+from ..protocol import ToolResult
+from . import _planner, _retry
+from ._events import AgentEvent, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallStarted
+from ._loops import LoopDetector, LoopLimits
+from ._tools import execute, for_model, system_prompt, tool_specs
+
+if TYPE_CHECKING:
+    from ..widget import TargetWidget
+
+TRUNCATED_MESSAGE = (
+    "NOT executed: the arguments were truncated in transit; nothing changed; re-issue in smaller pieces."
+)
+LOCAL_SERVERS = (("Ollama", 11434), ("llama.cpp", 8080), ("LM Studio", 1234))
+CONTEXT_WINDOWS = {"gpt-4": 128_000, "gpt-5": 400_000, "claude": 200_000, "gemini": 1_000_000, "offline": 10**9}
+DEFAULT_WINDOW = 32_000
+_ANY_ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
+
+
+class ModelSetupError(ValueError):
+    """A model could not be set up (unknown spec, missing extra, no local server)."""
+
+
+class RunStopped(Exception):
+    """The loop detector's hard limit ended the run."""
+
+
+# -- models -----------------------------------------------------------------------------------
+
+
+def build_model(spec: Any, *, base_url: str | None = None, api_key: str | None = None, state: RunState) -> Model:
+    """A pydantic-ai model from ``"offline"``, ``"openai:<name>"``, ``"anthropic:<name>"``,
+    ``"google:<name>"``, ``"ollama:<name>"``, ``"local"`` or a model object."""
+    if isinstance(spec, Model):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise ModelSetupError(f"model must be a string such as 'offline' or 'openai:gpt-4o-mini', got {spec!r}")
+    spec = spec.strip()
+    if spec == "offline":
+        return offline_model(state)
+    provider, _, name = spec.partition(":")
+    if spec == "local":
+        base_url, name = find_local_server(base_url)
+        provider = "openai"
+    elif not name:
+        if base_url is None:
+            raise ModelSetupError(
+                f"unknown model {spec!r}: use 'offline', 'openai:<name>', 'anthropic:<name>', 'google:<name>', "
+                "'ollama:<name>', 'local', or pass base_url= for any OpenAI-compatible server"
+            )
+        provider, name = "openai", spec
+    try:
+        if provider in ("openai", "ollama"):
+            from pydantic_ai.models.openai import OpenAIChatModel
+            from pydantic_ai.providers.openai import OpenAIProvider
+
+            if provider == "ollama":
+                base_url = base_url or "http://127.0.0.1:11434/v1"
+                api_key = api_key or "ollama"
+            if base_url is not None and api_key is None:
+                api_key = os.environ.get("OPENAI_API_KEY") or "not-needed"
+            return OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key=api_key))
+        if provider == "anthropic":
+            from pydantic_ai.models.anthropic import AnthropicModel
+            from pydantic_ai.providers.anthropic import AnthropicProvider
+
+            return AnthropicModel(name, provider=AnthropicProvider(api_key=api_key, base_url=base_url))
+        if provider in ("google", "gemini"):
+            from pydantic_ai.models.google import GoogleModel
+            from pydantic_ai.providers.google import GoogleProvider
+
+            return GoogleModel(name, provider=GoogleProvider(api_key=api_key, base_url=base_url))
+    except ImportError as exc:
+        extra = {"ollama": "openai", "gemini": "google"}.get(provider, provider)
+        raise ModelSetupError(
+            f"model {spec!r} needs the {extra} client: pip install 'splitbrain-widget[{extra}]' ({exc})"
+        ) from None
+    except Exception as exc:  # missing API key and similar provider set-up errors
+        raise ModelSetupError(f"could not set up model {spec!r}: {exc}") from None
+    raise ModelSetupError(f"unknown provider {provider!r} in {spec!r}: use openai, anthropic, google or ollama")
+
+
+def find_local_server(base_url: str | None = None, timeout: float = 0.5) -> tuple[str, str]:
+    """The first local OpenAI-compatible server that answers ``/v1/models``, and its first model."""
+    candidates = [(base_url.rstrip("/"), "the given base_url")] if base_url else []
+    candidates += [(f"http://127.0.0.1:{port}/v1", f"{name} (port {port})") for name, port in LOCAL_SERVERS]
+    tried = []
+    for url, label in candidates:
+        try:
+            with urllib.request.urlopen(f"{url}/models", timeout=timeout) as response:
+                listing = json.loads(response.read(1 << 20))
+        except (urllib.error.URLError, OSError, ValueError):
+            tried.append(label)
+            continue
+        models = [str(m["id"]) for m in listing.get("data", []) if isinstance(m, dict) and m.get("id")]
+        if models:
+            return url, models[0]
+        tried.append(f"{label}: answered but lists no models")
+    raise ModelSetupError(
+        "model='local' found no local OpenAI-compatible server. Tried: "
+        + "; ".join(tried)
+        + ". Start one (for example `ollama serve` and `ollama pull qwen2.5`), or pass base_url=."
+    )
+
+
+def model_label(model: Model) -> str:
+    name = getattr(model, "model_name", None) or type(model).__name__
+    system = getattr(model, "system", "") or ""
+    return f"{system}:{name}" if system and system not in str(name) else str(name)
+
+
+class StickyChain(WrapperModel):
+    """The primary model and its fallbacks; once moved to a fallback, the chain stays there."""
+
+    def __init__(self, models: Sequence[Model]) -> None:
+        super().__init__(models[0])
+        self.models = list(models)
+        self.index = 0
+
+    def has_next(self) -> bool:
+        return self.index + 1 < len(self.models)
+
+    def advance(self) -> tuple[str, str]:
+        before = model_label(self.wrapped)
+        self.index += 1
+        self.wrapped = self.models[self.index]
+        return before, model_label(self.wrapped)
+
+
+# -- the offline planner as a model -----------------------------------------------------------
+
+
+def offline_model(state: RunState) -> FunctionModel:
+    """The planner, speaking through the same agent loop and tools as a real model."""
+
+    def decide(messages: list[ModelMessage]) -> ModelResponse:
+        prompt, answered = _last_prompt(messages)
+        if not answered:
+            ctx = state.planner_context()
+            state.plan = _planner.plan(prompt, ctx)
+            if state.plan.refusal is not None:
+                return ModelResponse(parts=[TextPart(state.plan.refusal)], model_name="offline-planner")
+            parts = [
+                ToolCallPart(call.tool, call.args, tool_call_id=f"offline-{i}")
+                for i, call in enumerate(state.plan.calls)
+            ]
+            return ModelResponse(parts=parts, model_name="offline-planner")
+        results = _tool_results(messages[-1])
+        text = _planner.summarise(state.plan or _planner.Plan(), results, state.planner_context())
+        return ModelResponse(parts=[TextPart(text)], model_name="offline-planner")
+
+    def function(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return decide(messages)
+
+    async def stream_function(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        response = decide(messages)
+        calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+        if calls:
+            yield {
+                i: DeltaToolCall(name=c.tool_name, json_args=json.dumps(c.args), tool_call_id=c.tool_call_id)
+                for i, c in enumerate(calls)
+            }
+            return
+        text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
+        words = text.split(" ")
+        for i, word in enumerate(words):
+            yield word + (" " if i < len(words) - 1 else "")
+
+    return FunctionModel(function, stream_function=stream_function, model_name="offline-planner")
+
+
+def _last_prompt(messages: list[ModelMessage]) -> tuple[str, bool]:
+    """The latest user prompt, and whether tool results for it have come back since."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, UserPromptPart):
+                    return str(part.content), i != len(messages) - 1
+    return "", False
+
+
+def _tool_results(message: ModelMessage) -> list[dict[str, Any]]:
+    out = []
+    for part in getattr(message, "parts", []):
+        if isinstance(part, ToolReturnPart):
+            content = part.content
+            if isinstance(content, str):
+                try:
+                    content = json.loads(content)
+                except ValueError:
+                    content = {"ok": False, "error": {"message": content}}
+            if isinstance(content, dict) and "error" in content and isinstance(content["error"], str):
+                try:
+                    content = json.loads(content["error"])
+                except ValueError:
+                    content = {"ok": False, "error": {"message": content["error"]}}
+            out.append(content if isinstance(content, dict) else {"ok": True, "value": content})
+    return out
+
+
+# -- one run's state --------------------------------------------------------------------------
+
+
+@dataclass
+class ToolCallRecord:
+    """One tool call of a run: what the model asked, and what came back."""
+
+    name: str
+    arguments: dict[str, Any]
+    result: dict[str, Any]
+    ok: bool
+
+
+@dataclass
+class RunState:
+    sim: TargetWidget
+    emit: Callable[[AgentEvent], None]
+    loop_limits: LoopLimits
+    max_retries: int
+    backoff: tuple[float, ...] = _retry.BACKOFF_S
+    store: dict[str, str] = field(default_factory=dict)
+    plan: _planner.Plan | None = None
+    truncated_ids: set[str] = field(default_factory=set)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    loops: LoopDetector = field(default_factory=LoopDetector)
+    skip_wait: asyncio.Event | None = None
+    stop_reason: str | None = None
+    retries_this_step: int = 0
+    chain: StickyChain | None = None
+    compactions: int = 0
+    window: int = DEFAULT_WINDOW
+
+    def planner_context(self) -> _planner.PlannerContext:
+        from ..registry import list_targets
+
+        targets = [(t.id, t.title) for t in list_targets(*self.sim._targets_dirs)]
+        return _planner.PlannerContext(self.sim.schema, dict(self.sim.values), targets)
+
+
+# -- tools ------------------------------------------------------------------------------------
+
+
+class BrowserToolset(AbstractToolset[Any]):
+    """The manifest's tools; calls run on the widget's async API, so in the browser."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+    @property
+    def id(self) -> str:
+        return "splitbrain"
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        sim = self.state.sim
+        specs = tool_specs(sim.schema, _target_ids(sim))
+        stored = {
+            "type": "object",
+            "properties": {"key": {"type": "string"}, "offset": {"type": "integer", "minimum": 0}},
+            "required": ["key"],
+            "additionalProperties": False,
+        }
+        defs = [
+            ToolDefinition(
+                name=s.name, parameters_json_schema=s.schema, description=s.description, sequential=not s.read_only
+            )
+            for s in specs
+        ]
+        defs.append(
+            ToolDefinition(
+                name="read_stored_result",
+                parameters_json_schema=stored,
+                description="Read a large page result that was stored aside (4000 characters from offset).",
+            )
+        )
+        return {d.name: ToolsetTool(toolset=self, tool_def=d, max_retries=3, args_validator=_ANY_ARGS) for d in defs}
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        state = self.state
+        call_id = ctx.tool_call_id or name
+        state.emit(ToolCallStarted(call_id, name, tool_args))
+        if call_id in state.truncated_ids:
+            result = ToolResult.failure("truncated_call", TRUNCATED_MESSAGE, op=name)
+            return self._finish(call_id, name, tool_args, result.for_model(), ok=False)
+        verdict = state.loops.check(name, tool_args)
+        if not verdict.allowed:
+            payload = ToolResult.failure("loop_blocked", verdict.message, op=name).for_model()
+            state.emit(ToolCallFinished(call_id, name, tool_args, payload, ok=False))
+            state.tool_calls.append(ToolCallRecord(name, tool_args, payload, ok=False))
+            if verdict.stop:
+                state.stop_reason = verdict.message
+                raise RunStopped(verdict.message)
+            raise ToolFailed(json.dumps(payload))
+        if name == "read_stored_result":
+            payload = _read_stored(state.store, tool_args)
+            ok = bool(payload.get("ok"))
+        else:
+            try:
+                outcome = await execute(state.sim, name, tool_args)
+            except asyncio.CancelledError:
+                payload = ToolResult.failure("cancelled", f"{name} was cancelled", op=name).for_model()
+                state.tool_calls.append(ToolCallRecord(name, tool_args, payload, ok=False))
+                state.emit(ToolCallFinished(call_id, name, tool_args, payload, ok=False))
+                raise
+            except Exception as exc:  # a bug of ours must reach the model as a result, not kill the run
+                outcome = ToolResult.failure("internal_error", f"{name} failed inside splitbrain_widget: {exc!r}")
+            payload, ok = for_model(outcome, state.store), outcome.ok
+        state.loops.record(name, tool_args, ok, payload)
+        return self._finish(call_id, name, tool_args, payload, ok=ok)
+
+    def _finish(self, call_id: str, name: str, args: dict[str, Any], payload: dict[str, Any], *, ok: bool) -> Any:
+        self.state.tool_calls.append(ToolCallRecord(name, args, payload, ok))
+        self.state.emit(ToolCallFinished(call_id, name, args, payload, ok))
+        if not ok:
+            raise ToolFailed(json.dumps(payload))
+        return payload
+
+
+def _read_stored(store: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+    key = args.get("key")
+    offset = args.get("offset") or 0
+    if not isinstance(key, str) or key not in store:
+        return ToolResult.failure(
+            "invalid_value", f"no stored result {key!r}", hint=f"stored: {list(store)}"
+        ).for_model()
+    text = store[key]
+    offset = max(0, int(offset)) if isinstance(offset, int) else 0
+    chunk = text[offset : offset + 4000]
+    return {"ok": True, "key": key, "offset": offset, "chunk": chunk, "remaining": max(0, len(text) - offset - 4000)}
+
+
+def _target_ids(sim: TargetWidget) -> list[str]:
+    from ..registry import list_targets
+
+    return list_targets(*sim._targets_dirs).ids()
+
+
+# -- guards -----------------------------------------------------------------------------------
+
+
+class Guards(AbstractCapability[Any]):
+    """Retry with backoff, fallback, truncation and compaction, around every model request."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        self.state.retries_this_step = 0
+        compacted = compact(ctx.messages, self.state.window)
+        if compacted is not None:
+            ctx.messages[:] = compacted
+            request_context.messages[:] = compacted
+            self.state.compactions += 1
+        return request_context
+
+    async def after_model_request(
+        self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
+    ) -> ModelResponse:
+        if response.finish_reason == "length":
+            self.state.truncated_ids.update(p.tool_call_id for p in response.parts if isinstance(p, ToolCallPart))
+        return response
+
+    async def on_model_request_error(
+        self, ctx: RunContext[Any], *, request_context: ModelRequestContext, error: Exception
+    ) -> ModelResponse:
+        state = self.state
+        chain = state.chain
+        if not isinstance(error, ModelAPIError):
+            raise error
+        status = error.status_code if isinstance(error, ModelHTTPError) else None
+        model = model_label(chain.wrapped) if chain else "model"
+        hopeless = isinstance(error, ModelQuotaExceededError | ModelAuthenticationError) or status in (401, 403)
+        if not hopeless and _retry.is_retryable(status) and state.retries_this_step < state.max_retries:
+            headers = getattr(error, "headers", None) or {}
+            delay, source = _retry.retry_delay(
+                state.retries_this_step, headers, getattr(error, "body", None), state.backoff
+            )
+            hint = getattr(error, "retry_after", None)
+            if source == "backoff" and hint is not None:  # pydantic-ai parsed a hint we did not see
+                delay, source = min(float(hint), _retry.MAX_WAIT_S), "provider"
+            state.retries_this_step += 1
+            state.emit(RetryWait(delay, source, state.retries_this_step, model, status))
+            await self._wait(delay)
+            raise RetryModelRequest()
+        if chain is not None and chain.has_next():
+            before, after = chain.advance()
+            state.retries_this_step = 0
+            reason = f"{type(error).__name__}" + (f" (HTTP {status})" if status else "")
+            state.emit(Fallback(before, after, reason))
+            raise RetryModelRequest()
+        raise error
+
+    async def _wait(self, seconds: float) -> None:
+        skip = self.state.skip_wait
+        if skip is None:
+            await asyncio.sleep(seconds)
+            return
+        skip.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(skip.wait(), seconds)
+
+
+def estimate_tokens(messages: Sequence[ModelMessage]) -> int:
+    """A rough count (4 characters a token) — enough to pick a compaction tier."""
+    total = 0
+    for message in messages:
+        for part in getattr(message, "parts", []):
+            content = getattr(part, "content", None) or getattr(part, "args", None) or ""
+            total += len(content if isinstance(content, str) else json.dumps(content, default=str))
+    return total // 4
+
+
+def compact(messages: list[ModelMessage], window: int, keep_turns: int = 3) -> list[ModelMessage] | None:
+    """Fold everything before the last ``keep_turns`` user turns into one summary, past 70% of the window.
+
+    The system prompt and target schema are instructions, re-sent on every request, so they survive.
+    Cutting only at user-turn boundaries keeps every tool call with its result.
+    """
+    if estimate_tokens(messages) < 0.7 * window:
+        return None
+    starts = [
+        i
+        for i, m in enumerate(messages)
+        if isinstance(m, ModelRequest) and any(isinstance(p, UserPromptPart) for p in m.parts)
+    ]
+    if len(starts) <= keep_turns:
+        return None
+    cut = starts[-keep_turns]
+    lines = []
+    for message in messages[:cut]:
+        for part in getattr(message, "parts", []):
+            if isinstance(part, UserPromptPart):
+                lines.append(f"user: {str(part.content)[:200]}")
+            elif isinstance(part, ToolCallPart):
+                lines.append(f"called {part.tool_name} {json.dumps(part.args, default=str)[:200]}")
+            elif isinstance(part, TextPart):
+                lines.append(f"assistant: {part.content[:200]}")
+    summary = "[Summary of the earlier conversation, compacted to save context]\n" + "\n".join(lines[-60:])
+    return [ModelRequest(parts=[UserPromptPart(summary)]), *messages[cut:]]
+
+
+def repair_history(messages: list[ModelMessage], reason: str) -> list[ModelMessage]:
+    """Give every tool call a result: calls left without one (cancelled, timed out, crashed) get an explicit error."""
+    answered = {
+        p.tool_call_id
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart)
+    }
+    repaired: list[ModelMessage] = []
+    for message in messages:
+        repaired.append(message)
+        if isinstance(message, ModelResponse):
+            missing = [p for p in message.parts if isinstance(p, ToolCallPart) and p.tool_call_id not in answered]
+            if missing:
+                content = json.dumps(ToolResult.failure("cancelled", reason).for_model())
+                repaired.append(
+                    ModelRequest(
+                        parts=[ToolReturnPart(p.tool_name, content, tool_call_id=p.tool_call_id) for p in missing]
+                    )
+                )
+    # Two requests in a row (our repair followed by the next turn's request) are fine for every provider
+    # we support; pydantic-ai merges them when it maps messages.
+    return repaired
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+@dataclass
+class RunOutcome:
+    text: str
+    messages: list[ModelMessage]
+    usage: dict[str, int]
+    stopped: str | None
+
+
+class Runtime:
+    """Everything pydantic-ai for one :class:`~splitbrain_widget.agent.Agent`."""
+
+    def __init__(
+        self,
+        sim: TargetWidget,
+        model: Any,
+        *,
+        fallback: Sequence[Any] = (),
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_retries: int = 5,
+        backoff: tuple[float, ...] = _retry.BACKOFF_S,
+        loop_limits: LoopLimits | None = None,
+        usage_limits: dict[str, int] | None = None,
+        instructions: str | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        self.sim = sim
+        self.loop_limits = loop_limits or LoopLimits()
+        self.state = RunState(sim, lambda e: None, self.loop_limits, max_retries, tuple(backoff))
+        models = [build_model(m, base_url=base_url, api_key=api_key, state=self.state) for m in [model, *fallback]]
+        self.chain = StickyChain(models)
+        self.state.chain = self.chain
+        self.state.window = context_window or _window_for(model_label(models[0]))
+        self.extra_instructions = instructions
+        self.usage_limits = UsageLimits(**(usage_limits or {"request_limit": 40}))  # type: ignore[arg-type]
+        self.history: list[ModelMessage] = []
+        self.token: CancellationToken | None = None
+        self.agent = PaiAgent(
+            self.chain,
+            instructions=self._instructions,
+            toolsets=[BrowserToolset(self.state)],
+            capabilities=[Guards(self.state)],
+            model_settings=ModelSettings(max_retries=0) if not isinstance(models[0], FunctionModel) else None,
+            retries=3,
+        )
+
+    @property
+    def model_name(self) -> str:
+        return model_label(self.chain.wrapped)
+
+    def _instructions(self) -> str:
+        sim = self.sim
+        text = system_prompt(sim.schema, dict(sim.values), _target_ids(sim))
+        return f"{text}\n{self.extra_instructions}" if self.extra_instructions else text
+
+    def cancel(self) -> None:
+        if self.token is not None:
+            self.token.cancel()
+
+    def skip_wait(self) -> None:
+        if self.state.skip_wait is not None:
+            self.state.skip_wait.set()
+
+    async def run(self, text: str, emit: Callable[[AgentEvent], None]) -> tuple[RunOutcome, list[ToolCallRecord]]:
+        state = self.state
+        state.emit = emit
+        state.tool_calls = []
+        state.truncated_ids = set()
+        state.stop_reason = None
+        state.loops = LoopDetector(self.loop_limits, known_tools=frozenset())
+        state.skip_wait = asyncio.Event()
+        self.token = CancellationToken()
+        history = repair_history(self.history, "the previous run ended before this call finished")
+        stopped: str | None = None
+        output = ""
+        messages: list[ModelMessage] = history
+        usage: dict[str, int] = {}
+        try:
+            async with self.agent.run_stream_events(
+                text, message_history=history, usage_limits=self.usage_limits, cancellation_token=self.token
+            ) as events:
+                async for event in events:
+                    if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart) and event.part.content:
+                        emit(TextDelta(event.part.content))
+                    elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                        emit(TextDelta(event.delta.content_delta))
+                    elif isinstance(event, AgentRunResultEvent):
+                        output = str(event.result.output)
+                messages = list(events.all_messages())
+                usage = _usage(events.usage)
+        except RunCancelled as exc:
+            stopped = "cancelled"
+            messages = list(exc.all_messages()) if hasattr(exc, "all_messages") else history
+        except RunStopped as exc:
+            stopped = str(exc)
+        except UsageLimitExceeded as exc:
+            stopped = f"usage limit reached: {exc}"
+        except UnexpectedModelBehavior as exc:
+            stopped = f"the model misbehaved: {exc}"
+        except ModelAPIError as exc:
+            stopped = f"the model failed: {type(exc).__name__}: {exc}"
+        except BaseExceptionGroup as group:  # FallbackExceptionGroup and friends
+            stopped = f"every model failed: {group}"
+        if stopped is not None:
+            reason = "cancelled" if stopped == "cancelled" else f"the run stopped: {stopped}"
+            self.history = repair_history(messages, reason)
+            if not output:
+                output = f"Stopped: {stopped}." if stopped != "cancelled" else "Cancelled."
+        else:
+            self.history = messages
+        return RunOutcome(output, self.history, usage, stopped), list(state.tool_calls)
+
+
+def _usage(usage: Any) -> dict[str, int]:
+    return {
+        "requests": int(getattr(usage, "requests", 0) or 0),
+        "input_tokens": int(getattr(usage, "input_tokens", 0) or 0),
+        "output_tokens": int(getattr(usage, "output_tokens", 0) or 0),
+    }
+
+
+def _window_for(label: str) -> int:
+    for prefix, window in CONTEXT_WINDOWS.items():
+        if prefix in label:
+            return window
+    return DEFAULT_WINDOW
