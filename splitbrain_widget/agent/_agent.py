@@ -73,6 +73,7 @@ class Agent:
         usage_limits: pydantic-ai usage limits per run (default ``{"request_limit": 40}``).
         loop_limits: the loop detector's thresholds.
         context_window: tokens; compaction starts at 70% of it (default: by model name).
+        stream: request streamed responses (text arrives as deltas); False asks for whole responses.
     """
 
     def __init__(
@@ -89,6 +90,7 @@ class Agent:
         loop_limits: LoopLimits | None = None,
         instructions: str | None = None,
         context_window: int | None = None,
+        stream: bool = True,
     ) -> None:
         from ._runtime import Runtime  # pydantic-ai is imported here, not with the package
 
@@ -106,6 +108,7 @@ class Agent:
             usage_limits=usage_limits,
             instructions=instructions,
             context_window=context_window,
+            stream=stream,
         )
         self.usage = Usage()
         self._lock = threading.Lock()

@@ -155,7 +155,9 @@ def find_local_server(base_url: str | None = None, timeout: float = 0.5) -> tupl
 def model_label(model: Model) -> str:
     name = getattr(model, "model_name", None) or type(model).__name__
     system = getattr(model, "system", "") or ""
-    return f"{system}:{name}" if system and system not in str(name) else str(name)
+    if not system or system == "function" or system in str(name):
+        return str(name)
+    return f"{system}:{name}"
 
 
 class StickyChain(WrapperModel):
@@ -546,8 +548,10 @@ class Runtime:
         usage_limits: dict[str, int] | None = None,
         instructions: str | None = None,
         context_window: int | None = None,
+        stream: bool = True,
     ) -> None:
         self.sim = sim
+        self.stream = stream
         self.loop_limits = loop_limits or LoopLimits()
         self.state = RunState(sim, lambda e: None, self.loop_limits, max_retries, tuple(backoff))
         models = [build_model(m, base_url=base_url, api_key=api_key, state=self.state) for m in [model, *fallback]]
@@ -570,6 +574,11 @@ class Runtime:
     @property
     def model_name(self) -> str:
         return model_label(self.chain.wrapped)
+
+    def streams(self) -> bool:
+        """Stream (text deltas as they come) unless asked not to or the model cannot."""
+        model = self.chain.wrapped
+        return self.stream and not (isinstance(model, FunctionModel) and model.stream_function is None)
 
     def _instructions(self) -> str:
         sim = self.sim
@@ -598,19 +607,32 @@ class Runtime:
         output = ""
         messages: list[ModelMessage] = history
         usage: dict[str, int] = {}
+        options: dict[str, Any] = {
+            "message_history": history,
+            "usage_limits": self.usage_limits,
+            "cancellation_token": self.token,
+        }
         try:
-            async with self.agent.run_stream_events(
-                text, message_history=history, usage_limits=self.usage_limits, cancellation_token=self.token
-            ) as events:
-                async for event in events:
-                    if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart) and event.part.content:
-                        emit(TextDelta(event.part.content))
-                    elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-                        emit(TextDelta(event.delta.content_delta))
-                    elif isinstance(event, AgentRunResultEvent):
-                        output = str(event.result.output)
-                messages = list(events.all_messages())
-                usage = _usage(events.usage)
+            if self.streams():
+                async with self.agent.run_stream_events(text, **options) as events:
+                    async for event in events:
+                        if (
+                            isinstance(event, PartStartEvent)
+                            and isinstance(event.part, TextPart)
+                            and event.part.content
+                        ):
+                            emit(TextDelta(event.part.content))
+                        elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                            emit(TextDelta(event.delta.content_delta))
+                        elif isinstance(event, AgentRunResultEvent):
+                            output = str(event.result.output)
+                    messages = list(events.all_messages())
+                    usage = _usage(events.usage)
+            else:
+                result = await self.agent.run(text, **options)
+                output = str(result.output)
+                emit(TextDelta(output))
+                messages, usage = list(result.all_messages()), _usage(result.usage)
         except RunCancelled as exc:
             stopped = "cancelled"
             messages = list(exc.all_messages()) if hasattr(exc, "all_messages") else history
