@@ -185,7 +185,9 @@ def _number(clause: str) -> tuple[float, str | None] | None:
 def _clause(clause: str, ctx: PlannerContext, current: Mapping[str, Any]) -> tuple[str, Any, str] | str:
     """One clause -> (path, value, note) or the reason it could not be mapped."""
     manifest = ctx.manifest
-    params = [p for p in _find_params(clause, manifest)]
+    params = _find_params(clause, manifest)
+    if len(params) > 1 and re.search(rf"\b(?:{_ON}|{_OFF}|toggle|flip)\b", clause):
+        params = [p for p in params if p.type == "boolean"] or params  # "show the velocity vectors"
     if len(params) > 1:
         names = " or ".join(p.path for p in params)
         return f'"{clause}" could mean {names}; name one of them.'
