@@ -156,6 +156,7 @@ class ToolResult(BaseModel):
     targets: list[dict[str, Any]] | None = None
     state: dict[str, Any] | None = None
     views_applied: int = 0
+    answered_by: str | None = Field(default=None, exclude=True)  # the view whose reply won (audit only)
 
     @classmethod
     def failure(cls, code: ErrorCode, message: str, *, hint: str | None = None, **fields: Any) -> ToolResult:

@@ -275,9 +275,11 @@ class TargetWidget(anywidget.AnyWidget):
         reply, failure = pending.reply, pending.failure
         if reply is not None and reply.ok:
             message = "applied" if pending.op == "apply" else "done"
-            return ToolResult(ok=True, state=reply.state, views_applied=applied, message=message, **base)
+            return ToolResult(
+                ok=True, state=reply.state, views_applied=applied, message=message, answered_by=reply.view_id, **base
+            )
         if reply is not None and reply.error is not None:
-            return ToolResult(ok=False, error=reply.error, views_applied=applied, **base)
+            return ToolResult(ok=False, error=reply.error, views_applied=applied, answered_by=reply.view_id, **base)
         if failure is not None:
             return ToolResult(ok=False, error=failure, **base)
         kept = " The change is kept and applies once the target is ready." if pending.op != "state" else ""
@@ -356,7 +358,7 @@ class TargetWidget(anywidget.AnyWidget):
                 code=result.error.code if result.error else None,
                 message=str(result),
                 duration_ms=(time.monotonic() - started) * 1000,
-                view_id=None,
+                view_id=result.answered_by,
                 views_applied=result.views_applied,
             )
         )

@@ -29,6 +29,19 @@ def fe() -> Iterator[ScriptedFrontend]:
         frontend.close()
 
 
+def test_the_audit_log_records_op_arguments_result_duration_and_view(fe: ScriptedFrontend) -> None:
+    fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "sim.set_parameter('speed', 12); sim.set_parameter('speed', 99)\n"
+        "a, b = sim.audit[-2], sim.audit[-1]\n"
+        "print(a.op, a.arguments, a.ok, a.view_id, a.duration_ms > 0)\n"
+        "print(b.ok, b.code, b.view_id)"
+    )
+    first, second = out.splitlines()
+    assert first == "set_parameters {'speed': 12} True v1 True"
+    assert second == "False invalid_value None"
+
+
 def test_blocking_set_in_a_plain_cell_gets_the_targets_reply(fe: ScriptedFrontend) -> None:
     view = fe.attach(fe.widget_comm(), "v1")
     out = fe.check(
