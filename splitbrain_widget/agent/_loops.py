@@ -47,6 +47,7 @@ class LoopDetector:
     _last_key: str | None = None
     _last_result: str | None = None
     _streak: int = 0
+    last_blocked: str = ""
 
     def check(self, tool: str, args: Any) -> Verdict:
         """May this call run?"""
@@ -84,12 +85,31 @@ class LoopDetector:
         else:
             self._last_key, self._last_result, self._streak = key, result_key, 1
 
+    def check_unknown(self, tool: str, known: set[str]) -> Verdict:
+        """A call to a tool that does not exist. The framework tells the model which tools exist;
+        past the allowed repeats the run ends, since nothing the model does with that name can work."""
+        self._unknown[tool] += 1
+        if self._unknown[tool] > 1 + self.limits.unknown_tool_repeats:
+            self.blocked += 1
+            return Verdict(
+                False,
+                f"{BLOCKED_PREFIX} the model called the unknown tool '{tool}' {self._unknown[tool]} times "
+                f"(tools: {', '.join(sorted(known))}); the run is stopped.",
+                stop=True,
+            )
+        return Verdict(True)
+
+    def stop_reason(self) -> str:
+        """Why the run ends, in words for the person reading the result."""
+        return self._stop_message()
+
     @property
     def stopped(self) -> bool:
         return self.calls > self.limits.max_tool_calls or self.blocked >= self.limits.blocked_before_stop
 
     def _block(self, why: str) -> Verdict:
         self.blocked += 1
+        self.last_blocked = why
         stop = self.blocked >= self.limits.blocked_before_stop
         return Verdict(
             False, f"{BLOCKED_PREFIX} {why} Try another approach, or answer the user with what you know.", stop=stop
@@ -97,7 +117,10 @@ class LoopDetector:
 
     def _stop_message(self) -> str:
         if self.blocked >= self.limits.blocked_before_stop:
-            return f"{BLOCKED_PREFIX} {self.blocked} calls were blocked as repeats; the run is stopped."
+            return (
+                f"{BLOCKED_PREFIX} {self.blocked} calls were blocked as repeats; the run is stopped. "
+                f"Last blocked: {self.last_blocked}"
+            )
         return f"{BLOCKED_PREFIX} more than {self.limits.max_tool_calls} tool calls in one run; the run is stopped."
 
 

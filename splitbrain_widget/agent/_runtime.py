@@ -14,6 +14,7 @@ import os
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -168,6 +169,19 @@ class StickyChain(WrapperModel):
         self.models = list(models)
         self.index = 0
 
+    def _refresh_http_client(self) -> None:
+        # Each ask() runs on a fresh event loop: every model of the chain, not only the active one,
+        # must drop HTTP clients bound to the previous loop, or a later fallback fails.
+        for model in self.models:
+            model._refresh_http_client()
+
+    @asynccontextmanager
+    async def _run_scope(self) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for model in self.models:
+                await stack.enter_async_context(model._run_scope())
+            yield
+
     def has_next(self) -> bool:
         return self.index + 1 < len(self.models)
 
@@ -196,7 +210,7 @@ def offline_model(state: RunState) -> FunctionModel:
                 for i, call in enumerate(state.plan.calls)
             ]
             return ModelResponse(parts=parts, model_name="offline-planner")
-        results = _tool_results(messages[-1])
+        results = [record.result for record in state.tool_calls]  # this run's calls, structured
         text = _planner.summarise(state.plan or _planner.Plan(), results, state.planner_context())
         return ModelResponse(parts=[TextPart(text)], model_name="offline-planner")
 
@@ -231,25 +245,6 @@ def _last_prompt(messages: list[ModelMessage]) -> tuple[str, bool]:
     return "", False
 
 
-def _tool_results(message: ModelMessage) -> list[dict[str, Any]]:
-    out = []
-    for part in getattr(message, "parts", []):
-        if isinstance(part, ToolReturnPart):
-            content = part.content
-            if isinstance(content, str):
-                try:
-                    content = json.loads(content)
-                except ValueError:
-                    content = {"ok": False, "error": {"message": content}}
-            if isinstance(content, dict) and "error" in content and isinstance(content["error"], str):
-                try:
-                    content = json.loads(content["error"])
-                except ValueError:
-                    content = {"ok": False, "error": {"message": content["error"]}}
-            out.append(content if isinstance(content, dict) else {"ok": True, "value": content})
-    return out
-
-
 # -- one run's state --------------------------------------------------------------------------
 
 
@@ -276,6 +271,7 @@ class RunState:
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     loops: LoopDetector = field(default_factory=LoopDetector)
     skip_wait: asyncio.Event | None = None
+    loop: asyncio.AbstractEventLoop | None = None
     stop_reason: str | None = None
     retries_this_step: int = 0
     chain: StickyChain | None = None
@@ -341,9 +337,9 @@ class BrowserToolset(AbstractToolset[Any]):
             state.emit(ToolCallFinished(call_id, name, tool_args, payload, ok=False))
             state.tool_calls.append(ToolCallRecord(name, tool_args, payload, ok=False))
             if verdict.stop:
-                state.stop_reason = verdict.message
-                raise RunStopped(verdict.message)
-            raise ToolFailed(json.dumps(payload))
+                state.stop_reason = state.loops.stop_reason()
+                raise RunStopped(state.stop_reason)
+            raise ToolFailed(failure_text(payload))
         if name == "read_stored_result":
             payload = _read_stored(state.store, tool_args)
             ok = bool(payload.get("ok"))
@@ -365,8 +361,17 @@ class BrowserToolset(AbstractToolset[Any]):
         self.state.tool_calls.append(ToolCallRecord(name, args, payload, ok))
         self.state.emit(ToolCallFinished(call_id, name, args, payload, ok))
         if not ok:
-            raise ToolFailed(json.dumps(payload))
+            raise ToolFailed(failure_text(payload))
         return payload
+
+
+def failure_text(payload: dict[str, Any]) -> str:
+    """A failed result as the model reads it: ``code: message (hint: ...)``, not JSON inside JSON."""
+    error = payload.get("error") or {}
+    text = f"{error.get('code', 'error')}: {error.get('message', 'failed')}"
+    if error.get("hint"):
+        text += f" (hint: {error['hint']})"
+    return text
 
 
 def _read_stored(store: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
@@ -411,8 +416,22 @@ class Guards(AbstractCapability[Any]):
     async def after_model_request(
         self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
     ) -> ModelResponse:
+        calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
         if response.finish_reason == "length":
-            self.state.truncated_ids.update(p.tool_call_id for p in response.parts if isinstance(p, ToolCallPart))
+            for part in calls:
+                self.state.truncated_ids.add(part.tool_call_id)
+                if isinstance(part.args, str):  # cut-off JSON: make it parse, so the call reaches our refusal
+                    try:
+                        json.loads(part.args)
+                    except ValueError:
+                        part.args = {}
+        known = {s.name for s in tool_specs(self.state.sim.schema, [])} | {"read_stored_result"}
+        for part in calls:
+            if part.tool_name not in known:
+                verdict = self.state.loops.check_unknown(part.tool_name, known)
+                if verdict.stop:
+                    self.state.stop_reason = verdict.message
+                    raise RunStopped(verdict.message)
         return response
 
     async def on_model_request_error(
@@ -434,6 +453,8 @@ class Guards(AbstractCapability[Any]):
             if source == "backoff" and hint is not None:  # pydantic-ai parsed a hint we did not see
                 delay, source = min(float(hint), _retry.MAX_WAIT_S), "provider"
             state.retries_this_step += 1
+            if state.skip_wait is not None:
+                state.skip_wait.clear()  # before the event, so a skip asked for while it is shown counts
             state.emit(RetryWait(delay, source, state.retries_this_step, model, status))
             await self._wait(delay)
             raise RetryModelRequest()
@@ -450,7 +471,6 @@ class Guards(AbstractCapability[Any]):
         if skip is None:
             await asyncio.sleep(seconds)
             return
-        skip.clear()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(skip.wait(), seconds)
 
@@ -590,8 +610,10 @@ class Runtime:
             self.token.cancel()
 
     def skip_wait(self) -> None:
-        if self.state.skip_wait is not None:
-            self.state.skip_wait.set()
+        """End a retry wait early; callable from any thread."""
+        event, loop = self.state.skip_wait, self.state.loop
+        if event is not None and loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(event.set)
 
     async def run(self, text: str, emit: Callable[[AgentEvent], None]) -> tuple[RunOutcome, list[ToolCallRecord]]:
         state = self.state
@@ -601,6 +623,7 @@ class Runtime:
         state.stop_reason = None
         state.loops = LoopDetector(self.loop_limits, known_tools=frozenset())
         state.skip_wait = asyncio.Event()
+        state.loop = asyncio.get_running_loop()
         self.token = CancellationToken()
         history = repair_history(self.history, "the previous run ended before this call finished")
         stopped: str | None = None
@@ -612,9 +635,11 @@ class Runtime:
             "usage_limits": self.usage_limits,
             "cancellation_token": self.token,
         }
+        handle: Any = None  # the run, so a run that ends early still yields its messages and usage
         try:
             if self.streams():
                 async with self.agent.run_stream_events(text, **options) as events:
+                    handle = events
                     async for event in events:
                         if (
                             isinstance(event, PartStartEvent)
@@ -626,16 +651,18 @@ class Runtime:
                             emit(TextDelta(event.delta.content_delta))
                         elif isinstance(event, AgentRunResultEvent):
                             output = str(event.result.output)
-                    messages = list(events.all_messages())
-                    usage = _usage(events.usage)
             else:
-                result = await self.agent.run(text, **options)
-                output = str(result.output)
-                emit(TextDelta(output))
-                messages, usage = list(result.all_messages()), _usage(result.usage)
+                async with self.agent.iter(text, **options) as run:
+                    handle = run
+                    async for _node in run:
+                        pass
+                    output = str(run.result.output) if run.result is not None else ""
+                    emit(TextDelta(output))
         except RunCancelled as exc:
             stopped = "cancelled"
-            messages = list(exc.all_messages()) if hasattr(exc, "all_messages") else history
+            if hasattr(exc, "all_messages"):
+                messages = list(exc.all_messages())
+                handle = None
         except RunStopped as exc:
             stopped = str(exc)
         except UsageLimitExceeded as exc:
@@ -646,11 +673,16 @@ class Runtime:
             stopped = f"the model failed: {type(exc).__name__}: {exc}"
         except BaseExceptionGroup as group:  # FallbackExceptionGroup and friends
             stopped = f"every model failed: {group}"
+        if handle is not None:
+            with contextlib.suppress(Exception):
+                messages = list(handle.all_messages())
+            with contextlib.suppress(Exception):
+                usage = _usage(handle.usage)
         if stopped is not None:
             reason = "cancelled" if stopped == "cancelled" else f"the run stopped: {stopped}"
             self.history = repair_history(messages, reason)
             if not output:
-                output = f"Stopped: {stopped}." if stopped != "cancelled" else "Cancelled."
+                output = f"Stopped: {stopped.rstrip('.')}." if stopped != "cancelled" else "Cancelled."
         else:
             self.history = messages
         return RunOutcome(output, self.history, usage, stopped), list(state.tool_calls)
