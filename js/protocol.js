@@ -45,7 +45,7 @@ export const MAX_BUFFERED = 10000;
 /**
  * One error envelope everywhere (protocol.md section 3).
  * @typedef {"no_view" | "not_ready" | "timeout" | "cancelled" | "unknown_param" | "invalid_value"
- *   | "readonly" | "unknown_target" | "target_error" | "truncated_call" | "loop_blocked"
+ *   | "readonly" | "unknown_target" | "target_error" | "truncated_call" | "loop_blocked" | "denied"
  *   | "internal_error"} ErrorCode
  */
 

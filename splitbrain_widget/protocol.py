@@ -27,6 +27,7 @@ ErrorCode = Literal[
     "target_error",
     "truncated_call",
     "loop_blocked",
+    "denied",
     "internal_error",
 ]
 ERROR_CODES: tuple[str, ...] = ErrorCode.__args__  # type: ignore[attr-defined]
@@ -81,7 +82,22 @@ class CancelMessage(BaseModel):
     kind: Literal["cancel"]
 
 
-ViewMessage = ReplyMessage | EventMessage | ChatMessage | CancelMessage
+class SkipWaitMessage(BaseModel):
+    kind: Literal["skip_wait"]
+
+
+class ApprovalMessage(BaseModel):
+    kind: Literal["approval"]
+    id: str = Field(max_length=200)
+    approved: bool
+
+
+class SetMessage(BaseModel):
+    kind: Literal["set"]
+    values: dict[str, Any] = Field(max_length=1000)
+
+
+ViewMessage = ReplyMessage | EventMessage | ChatMessage | CancelMessage | SkipWaitMessage | ApprovalMessage | SetMessage
 _view_message: TypeAdapter[ViewMessage] = TypeAdapter(Annotated[ViewMessage, Field(discriminator="kind")])
 
 

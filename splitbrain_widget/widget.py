@@ -21,16 +21,23 @@ import traitlets
 from . import _kernel_tap
 from ._audit import AuditEntry, AuditLog
 from ._bridge import Bridge, PendingRequest
+from ._chat import POLICIES, ChatController, policy_for
+from ._secrets import redact
 from .manifest import Manifest, ParameterError
 from .protocol import (
     PROTOCOL_VERSION,
+    ApprovalMessage,
+    CancelMessage,
     ChangedValue,
+    ChatMessage,
     ErrorCode,
     ErrorInfo,
     EventMessage,
     Op,
     ProtocolError,
     ReplyMessage,
+    SetMessage,
+    SkipWaitMessage,
     ToolResult,
     parse_view_message,
     request,
@@ -66,6 +73,10 @@ class TargetWidget(anywidget.AnyWidget):
         targets_dir: extra folder(s) searched for targets, before ``SPLITBRAIN_TARGETS`` and the built-ins.
         timeout: default deadline of one browser round trip, in seconds.
         attach_timeout: how long a call waits for a view to appear right after the widget was displayed.
+        chat: show a chat panel and parameter inspector beside the target, answered by a default
+            ``Agent(sim)`` (the offline planner unless ``SPLITBRAIN_MODEL`` says otherwise).
+        approval: a policy per parameter path, leaf name or tool (``"auto"``, ``"ask"``, ``"deny"``;
+            ``"*"`` for the rest): "ask" shows Approve / Deny in the panel before the agent's change runs.
     """
 
     _esm = _STATIC / "widget.js"
@@ -77,6 +88,11 @@ class TargetWidget(anywidget.AnyWidget):
     state = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
     protocol_version = traitlets.Int(PROTOCOL_VERSION).tag(sync=True)
+    chat_enabled = traitlets.Bool(False).tag(sync=True)
+    chat_busy = traitlets.Bool(False).tag(sync=True)
+    chat_model = traitlets.Unicode("").tag(sync=True)
+    transcript: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    approval = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -86,6 +102,8 @@ class TargetWidget(anywidget.AnyWidget):
         targets_dir: str | Path | list[str | Path] | None = None,
         timeout: float = 10.0,
         attach_timeout: float = 5.0,
+        chat: bool = False,
+        approval: dict[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
         if isinstance(targets_dir, str | Path):
@@ -102,7 +120,10 @@ class TargetWidget(anywidget.AnyWidget):
         self._state_sync_pending = False
         self._synced_state_version = 0
         self.bridge = Bridge(on_change=self._schedule_state_sync)
-        super().__init__(height=height, **self._target_traits(loaded), **kwargs)
+        self._chat: ChatController | None = None
+        super().__init__(height=height, approval=dict(approval or {}), **self._target_traits(loaded), **kwargs)
+        if chat:
+            self.chat()
         self._comm_id = str(self.model_id)
         self.on_msg(self._on_custom_message)
         if _kernel_tap.install():
@@ -161,6 +182,56 @@ class TargetWidget(anywidget.AnyWidget):
 
     async def aavailable_targets(self) -> ToolResult:
         return await self._run_async("list_targets", {}, self._op_list_targets())
+
+    # -- chat -------------------------------------------------------------------------------------
+
+    def chat(self, agent: Any = None) -> TargetWidget:
+        """Show the chat panel, answered by ``agent`` (default: ``Agent(self)``, created on first use)."""
+        controller = self._controller()
+        if agent is not None:
+            controller.agent = agent
+        if agent is not None:
+            self.chat_model = agent.model
+        self.chat_enabled = True
+        return self
+
+    def _controller(self) -> ChatController:
+        if self._chat is None:
+            self._chat = ChatController(self)
+        return self._chat
+
+    @property
+    def agent(self) -> Any:
+        """The agent answering the chat panel (None until the first message or :meth:`chat`)."""
+        return self._chat.agent if self._chat is not None else None
+
+    async def _check_approval(self, tool: str, arguments: dict[str, Any]) -> ToolResult | None:
+        """The approval policy's verdict on an agent's call: None to go ahead, or a ``denied`` result."""
+        policies = dict(self.approval)
+        if not policies or tool not in ("set_parameters", "reset", "select_target"):
+            return None
+        paths: list[str] = []
+        if tool == "set_parameters":
+            for name in (arguments.get("values") or {}) if isinstance(arguments.get("values"), dict) else {}:
+                try:
+                    paths.append(self.schema.resolve(name).path)
+                except ParameterError:
+                    paths.append(name)
+        level, asking = policy_for(policies, tool, paths)
+        if level == "auto":
+            return None
+        if level == "deny":
+            return ToolResult.failure("denied", f"the approval policy denies changing {', '.join(asking)}", op=tool)
+        approved, why = await self._controller().approve(tool, arguments, asking)
+        return None if approved else ToolResult.failure("denied", why, op=tool)
+
+    @traitlets.validate("approval")
+    def _validate_approval(self, proposal: Any) -> dict[str, str]:
+        policies = dict(proposal["value"])
+        for key, level in policies.items():
+            if level not in POLICIES:
+                raise traitlets.TraitError(f"approval[{key!r}]: expected one of {', '.join(POLICIES)}, got {level!r}")
+        return policies
 
     # -- read-only views of the widget ---------------------------------------------------------
 
@@ -353,7 +424,7 @@ class TargetWidget(anywidget.AnyWidget):
             AuditEntry(
                 time=time.time(),
                 op=name,
-                arguments=arguments,
+                arguments=redact(arguments),
                 ok=result.ok,
                 code=result.error.code if result.error else None,
                 message=str(result),
@@ -367,8 +438,8 @@ class TargetWidget(anywidget.AnyWidget):
     # -- messages from views ----------------------------------------------------------------
 
     def _tap_message(self, content: dict[str, Any]) -> bool:
-        """Shell-channel thread: take replies and view events; leave chat and anything odd to ipykernel."""
-        if content.get("kind") not in ("reply", "event"):
+        """Shell-channel thread: take every message of ours (chat ones start worker threads), even mid-cell."""
+        if content.get("kind") not in ("reply", "event", "chat", "cancel", "skip_wait", "approval", "set"):
             return False
         self._receive(content)
         return True
@@ -389,6 +460,16 @@ class TargetWidget(anywidget.AnyWidget):
             if message.type == "attached":
                 self._check_protocol(message)
             self.bridge.handle_event(message)
+        elif isinstance(message, ChatMessage):
+            self._controller().on_chat(message.text)
+        elif isinstance(message, CancelMessage):
+            self._controller().on_cancel()
+        elif isinstance(message, SkipWaitMessage):
+            self._controller().on_skip_wait()
+        elif isinstance(message, ApprovalMessage):
+            self._controller().on_approval(message.id, message.approved)
+        elif isinstance(message, SetMessage):
+            self._controller().on_set(message.values)
 
     def _check_protocol(self, event: EventMessage) -> None:
         payload = event.payload if isinstance(event.payload, dict) else {}

@@ -53,7 +53,7 @@ from ..protocol import ToolResult
 from . import _planner, _retry
 from ._events import AgentEvent, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallStarted
 from ._loops import LoopDetector, LoopLimits
-from ._tools import execute, for_model, system_prompt, tool_specs
+from ._tools import READ_ONLY_TOOLS, execute, for_model, system_prompt, tool_specs
 
 if TYPE_CHECKING:
     from ..widget import TargetWidget
@@ -340,7 +340,10 @@ class BrowserToolset(AbstractToolset[Any]):
                 state.stop_reason = state.loops.stop_reason()
                 raise RunStopped(state.stop_reason)
             raise ToolFailed(failure_text(payload))
-        if name == "read_stored_result":
+        denied = None if name in READ_ONLY_TOOLS else await state.sim._check_approval(name, tool_args)
+        if denied is not None:
+            payload, ok = denied.for_model(), False
+        elif name == "read_stored_result":
             payload = _read_stored(state.store, tool_args)
             ok = bool(payload.get("ok"))
         else:

@@ -1,0 +1,184 @@
+"""The chat panel's kernel side: runs the agent for typed messages, streams its events, keeps the transcript.
+
+Messages from the panel arrive on whatever thread handles comm messages (often the shell-channel
+thread, while another cell runs), so every entry point here only starts or signals a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from dataclasses import asdict, is_dataclass
+from typing import TYPE_CHECKING, Any
+
+from ._secrets import redact
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .widget import TargetWidget
+
+log = logging.getLogger("splitbrain_widget.chat")
+
+MAX_TRANSCRIPT = 200  # entries kept in the synced trait
+APPROVAL_TIMEOUT_S = 300.0
+POLICIES = ("auto", "ask", "deny")
+
+
+class ChatController:
+    """Owns the agent a widget's chat panel talks to."""
+
+    def __init__(self, sim: TargetWidget, agent: Agent | None = None) -> None:
+        self.sim = sim
+        self.agent = agent
+        self._worker: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._approvals: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[bool]]] = {}
+        self._approval_counter = 0
+
+    # -- entry points (any thread) --------------------------------------------------------------
+
+    def on_chat(self, text: str) -> None:
+        text = text.strip()
+        if not text:
+            return
+        with self._lock:
+            if self._worker is not None and self._worker.is_alive():
+                self._send_event({"kind": "busy", "text": "still answering the previous message; press Stop first"})
+                return
+            self._worker = threading.Thread(target=self._answer, args=(text,), name="splitbrain-chat", daemon=True)
+            self._worker.start()
+
+    def on_cancel(self) -> None:
+        if self.agent is not None:
+            self.agent.cancel()
+        for loop, future in list(self._approvals.values()):
+            loop.call_soon_threadsafe(_resolve, future, False)
+
+    def on_skip_wait(self) -> None:
+        if self.agent is not None:
+            self.agent.skip_wait()
+
+    def on_approval(self, approval_id: str, approved: bool) -> None:
+        entry = self._approvals.get(approval_id)
+        if entry is not None:
+            loop, future = entry
+            loop.call_soon_threadsafe(_resolve, future, approved)
+
+    def on_set(self, values: dict[str, Any]) -> None:
+        """A control in the panel moved: apply it like any other call (validated, audited)."""
+        threading.Thread(target=self._set, args=(values,), name="splitbrain-control", daemon=True).start()
+
+    def busy(self) -> bool:
+        return self._worker is not None and self._worker.is_alive()
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+        return not self.busy()
+
+    # -- approval (called from the agent's tool, on its event loop) ------------------------------
+
+    async def approve(self, tool: str, arguments: dict[str, Any], asking: list[str]) -> tuple[bool, str]:
+        """Ask the panel to approve a change; (approved, why)."""
+        if not self.sim.bridge.live_views():
+            return False, "approval is needed for " + ", ".join(asking) + " but no view of the widget is open"
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bool] = loop.create_future()
+        with self._lock:
+            self._approval_counter += 1
+            approval_id = f"a{self._approval_counter}"
+            self._approvals[approval_id] = (loop, future)
+        self.sim.send(
+            {"kind": "approval_request", "id": approval_id, "tool": tool, "arguments": arguments, "asking": asking}
+        )
+        try:
+            approved = await asyncio.wait_for(future, APPROVAL_TIMEOUT_S)
+        except TimeoutError:
+            return False, f"nobody approved within {APPROVAL_TIMEOUT_S:g} s"
+        finally:
+            self._approvals.pop(approval_id, None)
+            self.sim.send({"kind": "approval_closed", "id": approval_id})
+        return approved, "approved by the user" if approved else "the user denied this change"
+
+    # -- work ------------------------------------------------------------------------------------
+
+    def _answer(self, text: str) -> None:
+        from .agent import Agent
+
+        if self.agent is None:
+            try:
+                self.agent = Agent(self.sim)
+            except Exception as exc:
+                self._append({"role": "error", "text": f"could not start the agent: {exc}"})
+                return
+        self.sim.chat_model = self.agent.model
+        self._append({"role": "user", "text": text})
+        self.sim.chat_busy = True
+        try:
+            result = self.agent.ask(text, on_event=self._on_event)
+            entry: dict[str, Any] = {"role": "assistant", "text": result.text, "model": result.model}
+            if result.stopped:
+                entry["stopped"] = result.stopped
+            self._append(entry)
+        except Exception as exc:  # the panel must always get an answer
+            log.exception("chat run failed")
+            self._append({"role": "error", "text": f"the agent failed: {type(exc).__name__}: {exc}"})
+        finally:
+            self.sim.chat_busy = False
+            self.sim.chat_model = self.agent.model if self.agent else ""
+
+    def _set(self, values: dict[str, Any]) -> None:
+        result = self.sim.set_parameters(values)
+        if not result.ok and result.error is not None:
+            self._send_event({"kind": "control_error", "text": str(result)})
+
+    def _on_event(self, event: Any) -> None:
+        payload = asdict(event) if is_dataclass(event) and not isinstance(event, type) else {"kind": str(event)}
+        if payload.get("kind") == "done":
+            return  # the assistant entry in the transcript says it
+        if payload.get("kind") == "tool_finished":
+            self._append(
+                {
+                    "role": "tool",
+                    "id": payload["call_id"],
+                    "name": payload["name"],
+                    "arguments": payload["arguments"],
+                    "result": payload["result"],
+                    "ok": payload["ok"],
+                }
+            )
+        self._send_event(payload)
+
+    def _send_event(self, payload: dict[str, Any]) -> None:
+        try:
+            self.sim.send({"kind": "chat_event", "event": redact(payload)})
+        except Exception:
+            log.debug("could not send a chat event", exc_info=True)
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        entry = redact({**entry, "time": round(time.time(), 3)})
+        with self._lock:
+            transcript = [*self.sim.transcript, entry][-MAX_TRANSCRIPT:]
+            self.sim.transcript = transcript
+
+
+def policy_for(policies: dict[str, str], tool: str, paths: list[str]) -> tuple[str, list[str]]:
+    """The strictest policy among the parameters a call touches: (policy, the paths that need it)."""
+    default = policies.get("*", "auto")
+    if tool != "set_parameters":
+        chosen = policies.get(tool, default)
+        return chosen, [tool] if chosen != "auto" else []
+    levels = {path: policies.get(path, policies.get(path.rsplit(".", 1)[-1], default)) for path in paths}
+    for level in ("deny", "ask"):
+        hit = [p for p, lv in levels.items() if lv == level]
+        if hit:
+            return level, hit
+    return "auto", []
+
+
+def _resolve(future: asyncio.Future[bool], value: bool) -> None:
+    if not future.done():
+        future.set_result(value)
