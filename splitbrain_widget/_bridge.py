@@ -60,7 +60,8 @@ class Bridge:
     """Pending requests and live views of one widget."""
 
     def __init__(self, on_change: Callable[[], None] | None = None) -> None:
-        self._lock = threading.Lock()
+        # Re-entrant: wait predicates run under the lock and may call live_views() and friends.
+        self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._counter = itertools.count(1)

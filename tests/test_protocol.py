@@ -63,3 +63,14 @@ def test_tool_result_for_the_model_drops_empty_fields() -> None:
     bad = ToolResult.failure("timeout", "too slow", hint="raise the timeout")
     assert bad.for_model()["error"] == {"code": "timeout", "message": "too slow", "hint": "raise the timeout"}
     assert str(bad) == "timeout: too slow (raise the timeout)"
+
+
+def test_waiting_on_a_predicate_that_reads_the_bridge_does_not_deadlock() -> None:
+    import asyncio
+    import time
+
+    from splitbrain_widget._bridge import Bridge
+
+    bridge = Bridge()
+    assert bridge.wait_until(lambda: bool(bridge.live_views()), time.monotonic() + 0.2) is False
+    assert asyncio.run(bridge.await_until(lambda: bool(bridge.ready_views()), time.monotonic() + 0.2)) is False

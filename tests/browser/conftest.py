@@ -20,16 +20,17 @@ import pytest
 from .harness import (
     APPS,
     CHROMIUM_ARGS,
+    TIMINGS,
     ConsoleLog,
     JupyterServer,
     NotebookPage,
     chromium_path,
+    record_timing,
     save_artifacts,
     unavailable_reason,
 )
 
 HERE = Path(__file__).resolve().parent
-TIMINGS: list[tuple[str, str, float]] = []
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -52,10 +53,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.section("browser timings")
     for app, what, seconds in TIMINGS:
         terminalreporter.write_line(f"{app:<9} {what:<40} {seconds:6.2f} s")
-
-
-def record_timing(app: str, what: str, seconds: float) -> None:
-    TIMINGS.append((app, what, seconds))
 
 
 def _require_browser() -> None:
@@ -114,33 +111,38 @@ def page(browser: Any, server: JupyterServer, request: pytest.FixtureRequest) ->
     console = ConsoleLog()
     console.attach(pg)
     pg._sb_console = console  # for tests that inspect the console
+    pg._sb_notebooks = []  # notebooks opened by open_notebook: their kernels are shut down last
     log_from = server.log_offset()
     try:
         yield pg
     finally:
         rep = getattr(request.node, "rep_call", None)
-        if rep is None or rep.failed:
+        if rep is None or rep.failed or os.environ.get("SPLITBRAIN_BROWSER_ARTIFACTS") == "always":
             folder = save_artifacts(request.node.nodeid, pg, console, server, log_from)
             print(f"\nartifacts of {request.node.nodeid}: {folder}")
         context.close()
+        for name in pg._sb_notebooks:
+            server.shutdown_sessions(name)
+    if rep is not None and rep.passed and console.csp_violations():
+        pytest.fail("Content-Security-Policy violations in the page:\n" + "\n".join(console.csp_violations()))
 
 
 @pytest.fixture
-def open_notebook(page: Any, server: JupyterServer, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """``open_notebook(cells) -> NotebookPage``: write a fresh notebook with these cells and open it."""
-    opened: list[NotebookPage] = []
+def open_notebook(page: Any, server: JupyterServer) -> Any:
+    """``open_notebook(cells) -> NotebookPage``: write a fresh notebook with these cells and open it.
+
+    Its kernel is shut down when the page fixture ends (after any failure artifacts were saved).
+    """
 
     def _open(cells: list[str]) -> NotebookPage:
-        name = f"t{int(time.time() * 1000) % 10**9}-{len(opened)}.ipynb"
+        name = f"t{int(time.time() * 1000) % 10**9}-{len(page._sb_notebooks)}.ipynb"
         server.write_notebook(name, cells)
+        page._sb_notebooks.append(name)
         nb = NotebookPage(page, server, name, cells).open()
         record_timing(server.app, "open to idle kernel", nb.timings["open_to_kernel_idle_s"])
-        opened.append(nb)
         return nb
 
-    yield _open
-    for nb in opened:
-        server.shutdown_sessions(nb.name)
+    return _open
 
 
 @pytest.fixture

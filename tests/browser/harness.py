@@ -15,6 +15,7 @@ are read from the cell models, not scraped from the DOM.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -47,9 +48,18 @@ OPEN_TIMEOUT_S = 60
 CELL_TIMEOUT_S = 60
 VIEW_READY_TIMEOUT_S = 45
 APPS = ("lab", "notebook")
+KERNEL_NAME = "splitbrain-test-python"
+KERNEL_DISPLAY_NAME = "Python 3 (splitbrain test venv)"
 APP_TITLES = {"lab": "JupyterLab", "notebook": "Notebook 7"}
 
 T = TypeVar("T")
+
+# (app, what, seconds): printed in the "browser timings" section of the pytest summary.
+TIMINGS: list[tuple[str, str, float]] = []
+
+
+def record_timing(app: str, what: str, seconds: float) -> None:
+    TIMINGS.append((app, what, seconds))
 
 
 # -- availability ----------------------------------------------------------------------------------
@@ -159,26 +169,29 @@ class JupyterServer:
     def _prepare(self) -> dict[str, str]:
         for sub in ("root", "config", "data", "runtime", "ipython", "settings", "workspaces"):
             (self.base / sub).mkdir(parents=True, exist_ok=True)
-        # The kernel must import this checkout: pin the python3 kernelspec to this interpreter
-        # (the venv that has splitbrain-widget installed editable), whatever else is on the path.
-        spec = self.base / "data" / "kernels" / "python3"
+        # The kernel must import this checkout: a kernelspec of its own, pinned to this interpreter
+        # (the venv that has splitbrain-widget installed editable). Overriding "python3" in the
+        # isolated data dir does not work: in a venv, jupyter_core puts the env's share/jupyter
+        # (with its own "python3" spec, argv "python") ahead of the user data dir.
+        spec = self.base / "data" / "kernels" / KERNEL_NAME
         spec.mkdir(parents=True, exist_ok=True)
         (spec / "kernel.json").write_text(
             json.dumps(
                 {
                     "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                    "display_name": "Python 3 (splitbrain test venv)",
+                    "display_name": KERNEL_DISPLAY_NAME,
                     "language": "python",
                     "metadata": {"debugger": False},
                 }
             )
         )
-        # No news / update prompts, no first-run notifications that steal focus.
-        settings = self.base / "settings" / "@jupyterlab" / "apputils-extension"
-        settings.mkdir(parents=True, exist_ok=True)
-        (settings / "notification.jupyterlab-settings").write_text(
-            json.dumps({"fetchNews": "false", "checkForUpdates": False})
-        )
+        if self.app == "lab":
+            # No news / update prompts, no first-run notifications that steal focus.
+            settings = self.base / "settings" / "@jupyterlab" / "apputils-extension"
+            settings.mkdir(parents=True, exist_ok=True)
+            (settings / "notification.jupyterlab-settings").write_text(
+                json.dumps({"fetchNews": "false", "checkForUpdates": False})
+            )
         env = dict(os.environ)
         env.update(
             JUPYTER_CONFIG_DIR=str(self.base / "config"),
@@ -275,10 +288,8 @@ class JupyterServer:
             return
         for session in sessions:
             if path is None or session.get("path") == path:
-                try:
+                with contextlib.suppress(Exception):
                     self.api("DELETE", f"/api/sessions/{session['id']}")
-                except Exception:
-                    pass
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
@@ -339,7 +350,7 @@ class JupyterServer:
                 for i, source in enumerate(cells)
             ],
             "metadata": {
-                "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                "kernelspec": {"display_name": KERNEL_DISPLAY_NAME, "language": "python", "name": KERNEL_NAME},
                 "language_info": {"name": "python"},
             },
             "nbformat": 4,
@@ -486,7 +497,10 @@ class NotebookPage:
             if not status.startswith("idle:"):
                 stable.clear()
                 return False
-            if status.split(":")[-1] != str(len(self.cells)):
+            _, name, _, cells = status.split(":")
+            if name != KERNEL_NAME:
+                raise WaitTimeout(f"the notebook started kernel {name!r}, not {KERNEL_NAME!r} (this venv's)")
+            if cells != str(len(self.cells)):
                 stable.clear()
                 return False
             stable.append(status)
@@ -573,10 +587,17 @@ class NotebookPage:
             return None
         return views.nth(nth).get_attribute("data-status")
 
-    def wait_view(self, cell: int, nth: int = 0, status: str = "ready", timeout: float = VIEW_READY_TIMEOUT_S) -> Any:
-        """Wait until view ``nth`` of cell ``cell`` has ``data-status == status``; return its locator."""
+    def wait_view(
+        self, cell: int, nth: int = 0, status: str | tuple[str, ...] = "ready", timeout: float = VIEW_READY_TIMEOUT_S
+    ) -> Any:
+        """Wait until view ``nth`` of cell ``cell`` has ``data-status`` in ``status``; return its locator.
+
+        The view (js/widget.js) sets ``data-status`` on its ``.splitbrain-view`` root: "loading",
+        then "ready" when its target called ``SplitBrain.ready()``, or "error".
+        """
+        wanted = (status,) if isinstance(status, str) else status
         wait_for(
-            lambda: self.view_status(cell, nth) == status,
+            lambda: self.view_status(cell, nth) in wanted,
             timeout=timeout,
             interval=0.05,
             what=f"view {nth} of cell {cell} to be {status}",
@@ -640,7 +661,7 @@ class ConsoleLog:
 
     def attach(self, page: Any) -> None:
         page.on("console", lambda msg: self.lines.append(f"[{msg.type}] {msg.text} ({_where(msg)})"))
-        page.on("pageerror", lambda err: self.lines.append(f"[pageerror] {err}"))
+        page.on("pageerror", lambda err: self.lines.append(f"[pageerror] {err}\n{getattr(err, 'stack', '')}"))
         page.on("crash", lambda _p: self.lines.append("[crash] the page crashed"))
 
     def csp_violations(self) -> list[str]:
@@ -667,8 +688,6 @@ def save_artifacts(name: str, page: Any, console: ConsoleLog, server: JupyterSer
     (folder / "console.log").write_text("\n".join(console.lines) + "\n")
     if server is not None:
         (folder / "server.log").write_text(server.log_since(log_from))
-        try:
+        with contextlib.suppress(OSError):
             shutil.copy(server.log_path, folder / "server-full.log")
-        except OSError:
-            pass
     return folder
