@@ -14,6 +14,7 @@ import {
   isTargetMessage,
   makeNonce,
 } from "./protocol.js";
+import { PANEL_STYLE, mountPanel } from "./panel.js";
 
 /** Largest state (as JSON text) forwarded to the kernel; bigger ones are replaced by a marker. */
 export const MAX_STATE_CHARS = 1_000_000;
@@ -223,7 +224,7 @@ function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "splitbrain-view";
   const style = document.createElement("style");
-  style.textContent = STYLE;
+  style.textContent = STYLE + PANEL_STYLE;
   let iframe = document.createElement("iframe");
   const status = document.createElement("div");
   status.className = "splitbrain-status";
@@ -232,7 +233,26 @@ function render({ model, el }) {
   status.innerHTML = '<span class="sb-dot"></span><span class="sb-title"></span><span class="sb-detail"></span>';
   const titleEl = /** @type {HTMLElement} */ (status.querySelector(".sb-title"));
   const detailEl = /** @type {HTMLElement} */ (status.querySelector(".sb-detail"));
-  root.append(style, iframe, status);
+  const layout = document.createElement("div");
+  layout.className = "sb-layout";
+  const targetBox = document.createElement("div");
+  targetBox.className = "sb-target";
+  targetBox.append(iframe, status);
+  layout.append(targetBox);
+  root.append(style, layout);
+
+  /** @type {(() => void) | null} */
+  let unmountPanel = null;
+  const onChatEnabled = () => {
+    const wanted = Boolean(model.get("chat_enabled"));
+    if (wanted && !unmountPanel) {
+      layout.style.setProperty("--sb-panel-height", `${(model.get("height") ?? 420) + 30}px`);
+      unmountPanel = mountPanel(layout, model, signal);
+    } else if (!wanted && unmountPanel) {
+      unmountPanel();
+      unmountPanel = null;
+    }
+  };
 
   /**
    * A fresh iframe per page load: Chromium gives a loaded page the `name` its iframe had when it
@@ -296,10 +316,12 @@ function render({ model, el }) {
   model.on("msg:custom", onCustom);
   model.on("change:_html", onHtml);
   model.on("change:height", onHeight);
+  model.on("change:chat_enabled", onChatEnabled);
   const detach = () => model.send({ kind: "event", view_id: viewId, type: "detached" });
   window.addEventListener("pagehide", detach, { signal });
 
   loadPage();
+  onChatEnabled();
   model.send({
     kind: "event",
     view_id: viewId,
@@ -312,6 +334,8 @@ function render({ model, el }) {
     model.off("msg:custom", onCustom);
     model.off("change:_html", onHtml);
     model.off("change:height", onHeight);
+    model.off("change:chat_enabled", onChatEnabled);
+    unmountPanel?.();
     if (readyTimer) clearTimeout(readyTimer);
     relay.dispose();
     try {

@@ -1,0 +1,113 @@
+// The view's relay (queue before ready, flush in order, first-reply bookkeeping) and panel helpers.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Relay, boundState, MAX_STATE_CHARS } from "../widget.js";
+import { describeCall, chipStatus, stepFor } from "../panel.js";
+
+function setup() {
+  const toKernel = [];
+  const toTarget = [];
+  const relay = new Relay({
+    viewId: "v1",
+    sendToKernel: (m) => toKernel.push(m),
+    postToTarget: (m) => toTarget.push(m),
+    currentValues: () => ({ "s.speed": 8 }),
+  });
+  return { relay, toKernel, toTarget };
+}
+
+const req = (id, op = "apply", values = { "s.speed": Number(id.slice(1)) }) => ({ kind: "request", id, op, payload: { values } });
+const fromTarget = (relay, msg) => relay.fromTarget({ source: "splitbrain-target", nonce: relay.nonce, ...msg }, true);
+
+test("requests before ready are queued, then flushed in order after the catch-up apply", () => {
+  const { relay, toKernel, toTarget } = setup();
+  relay.fromKernel(req("r1"));
+  relay.fromKernel(req("r2"));
+  assert.equal(toTarget.length, 0);
+  fromTarget(relay, { type: "ready" });
+  assert.deepEqual(toKernel[0], { kind: "event", view_id: "v1", type: "ready" });
+  assert.deepEqual(toTarget.map((m) => [m.type, m.id]), [["apply", undefined], ["apply", "r1"], ["apply", "r2"]]);
+  assert.deepEqual(toTarget[0].payload, { "s.speed": 8 }); // the values trait, so nothing set earlier is lost
+  assert.ok(toTarget.every((m) => m.source === "splitbrain-parent" && m.nonce === relay.nonce));
+});
+
+test("a request id is applied at most once", () => {
+  const { relay, toTarget } = setup();
+  fromTarget(relay, { type: "ready" });
+  relay.fromKernel(req("r1"));
+  relay.fromKernel(req("r1"));
+  assert.equal(toTarget.filter((m) => m.id === "r1").length, 1);
+});
+
+test("a state with an outstanding id becomes the reply; unknown ids are dropped", () => {
+  const { relay, toKernel } = setup();
+  fromTarget(relay, { type: "ready" });
+  relay.fromKernel(req("r1"));
+  fromTarget(relay, { type: "state", id: "r1", payload: { x: 1 } });
+  fromTarget(relay, { type: "state", id: "r1", payload: { x: 2 } }); // a second answer: dropped
+  fromTarget(relay, { type: "state", id: "r9", payload: { x: 3 } }); // never asked: dropped
+  const replies = toKernel.filter((m) => m.kind === "reply");
+  assert.deepEqual(replies, [{ kind: "reply", id: "r1", view_id: "v1", ok: true, state: { x: 1 } }]);
+});
+
+test("a target error becomes an error reply with bounded text", () => {
+  const { relay, toKernel } = setup();
+  fromTarget(relay, { type: "ready" });
+  relay.fromKernel(req("r1"));
+  fromTarget(relay, { type: "error", id: "r1", error: { code: "target_error", message: "x".repeat(2000) } });
+  const reply = toKernel.find((m) => m.kind === "reply");
+  assert.equal(reply.ok, false);
+  assert.equal(reply.error.code, "target_error");
+  assert.ok(reply.error.message.length <= 500);
+});
+
+test("messages not from our iframe, or with another nonce, are ignored", () => {
+  const { relay, toKernel } = setup();
+  relay.fromTarget({ source: "splitbrain-target", nonce: relay.nonce, type: "ready" }, false);
+  relay.fromTarget({ source: "splitbrain-target", nonce: "forged", type: "ready" }, true);
+  assert.equal(relay.ready, false);
+  assert.equal(toKernel.length, 0);
+});
+
+test("a reload answers requests the old page never will, and waits for ready again", () => {
+  const { relay, toKernel } = setup();
+  fromTarget(relay, { type: "ready" });
+  relay.fromKernel(req("r1"));
+  const oldNonce = relay.nonce;
+  relay.reload();
+  assert.notEqual(relay.nonce, oldNonce);
+  assert.equal(relay.ready, false);
+  const reply = toKernel.find((m) => m.kind === "reply");
+  assert.equal(reply.error.code, "not_ready");
+});
+
+test("oversized or non-object states are replaced by a marker", () => {
+  assert.deepEqual(boundState({ a: 1 }), { a: 1 });
+  assert.equal(boundState({ a: "x".repeat(MAX_STATE_CHARS) })._truncated, true);
+  assert.ok("_invalid" in boundState([1, 2]));
+  const cyclic = {};
+  cyclic.self = cyclic;
+  assert.ok("_invalid" in boundState(cyclic));
+});
+
+test("unsolicited states are throttled and the latest wins", async () => {
+  const { relay, toKernel } = setup();
+  fromTarget(relay, { type: "ready" });
+  for (let i = 0; i < 50; i++) fromTarget(relay, { type: "state", payload: { i } });
+  await new Promise((r) => setTimeout(r, 150));
+  const events = toKernel.filter((m) => m.kind === "event" && m.type === "state");
+  assert.equal(events.length, 1);
+  assert.deepEqual(events[0].payload, { i: 49 });
+  relay.dispose();
+});
+
+test("panel helpers describe calls and statuses", () => {
+  assert.equal(describeCall("set_parameters", { values: { "s.speed": 12, "d.color": "red" } }), 'speed = 12, color = "red"');
+  assert.equal(describeCall("select_target", { target: "pendulum" }), "pendulum");
+  assert.equal(chipStatus({ ok: true }), "ok");
+  assert.equal(chipStatus({ ok: false, result: { error: { code: "cancelled" } } }), "cancelled");
+  assert.equal(chipStatus({ ok: false, result: { error: { code: "timeout" } } }), "error");
+  assert.equal(stepFor({ type: "integer" }), 1);
+  assert.equal(stepFor({ type: "number", min: 0, max: 50 }), 0.25);
+  assert.equal(stepFor({ type: "number", step: 0.5 }), 0.5);
+});
