@@ -363,13 +363,21 @@ function buildInspector(container, model, signal) {
   /** @type {Map<string, ReturnType<typeof setTimeout>>} */
   const timers = new Map();
 
+  /** @type {Map<string, string>} the last value sent per path, so Enter then blur sends once */
+  const lastSent = new Map();
+
   /**
    * @param {string} path
    * @param {any} value
    * @param {boolean} [throttled]
    */
   function push(path, value, throttled = false) {
-    const send = () => model.send({ kind: "set", values: { [path]: value } });
+    const send = () => {
+      const key = JSON.stringify(value);
+      if (lastSent.get(path) === key) return;
+      lastSent.set(path, key);
+      model.send({ kind: "set", values: { [path]: value } });
+    };
     if (!throttled) return send();
     if (timers.has(path)) clearTimeout(/** @type {any} */ (timers.get(path)));
     timers.set(
@@ -409,11 +417,13 @@ function buildInspector(container, model, signal) {
           }, { signal });
           control.append(s);
         }
-        number.addEventListener("change", () => {
+        const commit = () => {
           if (number.value === "") return;
           if (slider) slider.value = number.value;
           push(path, Number(number.value));
-        }, { signal });
+        };
+        number.addEventListener("change", commit, { signal });
+        number.addEventListener("keydown", (e) => e.key === "Enter" && commit(), { signal });
         control.append(number);
         setters.set(path, (v) => {
           if (document.activeElement !== number) number.value = String(v);
@@ -449,6 +459,7 @@ function buildInspector(container, model, signal) {
       } else {
         const text = /** @type {HTMLInputElement} */ (h("input", { type: "text", id }));
         text.addEventListener("change", () => push(path, text.value), { signal });
+        text.addEventListener("keydown", (e) => e.key === "Enter" && push(path, text.value), { signal });
         control.append(text);
         setters.set(path, (v) => {
           if (document.activeElement !== text) text.value = String(v ?? "");
@@ -464,7 +475,11 @@ function buildInspector(container, model, signal) {
 
   function sync() {
     const values = model.get("values") ?? {};
-    for (const [path, set] of setters) if (path in values) set(values[path]);
+    for (const [path, set] of setters) {
+      if (!(path in values)) continue;
+      lastSent.set(path, JSON.stringify(values[path])); // what the kernel holds is what we last agreed on
+      set(values[path]);
+    }
   }
 
   rebuild();

@@ -338,8 +338,14 @@ function buildInspector(container, model, signal) {
   let setters = /* @__PURE__ */ new Map();
   let body = null;
   const timers = /* @__PURE__ */ new Map();
+  const lastSent = /* @__PURE__ */ new Map();
   function push(path, value, throttled = false) {
-    const send = () => model.send({ kind: "set", values: { [path]: value } });
+    const send = () => {
+      const key = JSON.stringify(value);
+      if (lastSent.get(path) === key) return;
+      lastSent.set(path, key);
+      model.send({ kind: "set", values: { [path]: value } });
+    };
     if (!throttled) return send();
     if (timers.has(path)) clearTimeout(
       /** @type {any} */
@@ -385,11 +391,13 @@ function buildInspector(container, model, signal) {
           }, { signal });
           control.append(s);
         }
-        number.addEventListener("change", () => {
+        const commit = () => {
           if (number.value === "") return;
           if (slider) slider.value = number.value;
           push(path, Number(number.value));
-        }, { signal });
+        };
+        number.addEventListener("change", commit, { signal });
+        number.addEventListener("keydown", (e) => e.key === "Enter" && commit(), { signal });
         control.append(number);
         setters.set(path, (v) => {
           if (document.activeElement !== number) number.value = String(v);
@@ -438,6 +446,7 @@ function buildInspector(container, model, signal) {
           h("input", { type: "text", id })
         );
         text.addEventListener("change", () => push(path, text.value), { signal });
+        text.addEventListener("keydown", (e) => e.key === "Enter" && push(path, text.value), { signal });
         control.append(text);
         setters.set(path, (v) => {
           if (document.activeElement !== text) text.value = String(v ?? "");
@@ -452,7 +461,11 @@ function buildInspector(container, model, signal) {
   }
   function sync() {
     const values = model.get("values") ?? {};
-    for (const [path, set] of setters) if (path in values) set(values[path]);
+    for (const [path, set] of setters) {
+      if (!(path in values)) continue;
+      lastSent.set(path, JSON.stringify(values[path]));
+      set(values[path]);
+    }
   }
   rebuild();
   return { rebuild, sync };

@@ -1,0 +1,162 @@
+"""The agent and the chat panel in a real browser: type, watch the target change, stop, approve, steer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .harness import ROOT, NotebookPage, wait_for
+from .test_bridge_browser import PREAMBLE, run_preamble
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = ROOT / "docs" / "img"
+CHAT_CELL = "sim = sb.TargetWidget('bouncer', chat=True)\nsim"
+
+
+def open_chat(open_notebook: Any, cells: list[str]) -> tuple[NotebookPage, Any]:
+    nb = open_notebook([PREAMBLE, *cells])
+    run_preamble(nb)
+    nb.run_cell(1)
+    view = nb.wait_view(1)
+    wait_for(lambda: view.locator(".sb-panel").count() == 1, timeout=30, what="the chat panel")
+    return nb, view
+
+
+def type_message(view: Any, text: str) -> None:
+    box = view.locator(".sb-panel textarea")
+    box.fill(text)
+    box.press("Enter")
+
+
+def wait_text(view: Any, selector: str, text: str, timeout: float = 30) -> None:
+    wait_for(
+        lambda: any(text in t for t in view.locator(selector).all_inner_texts()),
+        timeout=timeout,
+        what=f"{text!r} in {selector}",
+        describe=lambda: repr(view.locator(".sb-log").inner_text()),
+    )
+
+
+def shoot(view: Any, server: Any, name: str) -> None:
+    """Save a screenshot (JupyterLab only) as a test artifact used by the README."""
+    if server.app == "lab":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        view.screenshot(path=str(SCREENSHOTS / name))
+
+
+def test_agent_ask_in_a_plain_cell_changes_the_target(open_notebook: Any) -> None:
+    nb = open_notebook(
+        [
+            PREAMBLE,
+            "sim = sb.TargetWidget('bouncer')\nsim",
+            "agent = sb.Agent(sim)\nr = agent.ask('set the speed to 12 and make it red')\nprint(r.text)\n"
+            "print([c.name for c in r.tool_calls], r.tool_calls[0].result.get('views_applied'))",
+        ]
+    )
+    run_preamble(nb)
+    nb.run_cell(1)
+    nb.wait_view(1)
+    nb.run_cell(2, timeout=60)
+    nb.expect_output(2, "Offline planner: Set speed to 12 m/s and color to red.")
+    nb.expect_output(2, "['set_parameters'] 1")
+    nb.wait_frame_value(1, "speed", "12")
+    nb.wait_frame_value(1, "color", "red")
+
+
+def test_typing_a_request_changes_the_target_and_shows_chips(open_notebook: Any, server: Any) -> None:
+    nb, view = open_chat(open_notebook, [CHAT_CELL, "print(sim.values['settings.speed'], sim.values['display.color'])"])
+    type_message(view, "set the speed to 12 and make it red")
+    nb.wait_frame_value(1, "speed", "12")
+    nb.wait_frame_value(1, "color", "red")
+    wait_text(view, ".sb-msg.sb-assistant", "Set speed to 12 m/s and color to red")
+    wait_for(lambda: view.locator('.sb-chip[data-status="ok"]').count() >= 1, timeout=30, what="an ok chip")
+    chip = view.locator(".sb-chip").first
+    chip.locator("summary").click()
+    assert "settings.speed" in chip.inner_text()  # arguments and result on click
+    nb.run_cell(2)
+    nb.expect_output(2, "12.0 red")
+    shoot(view, server, "chat-panel.png")
+
+
+def test_stop_cancels_a_slow_model(open_notebook: Any) -> None:
+    slow = (
+        "import asyncio\n"
+        "from pydantic_ai.models.function import FunctionModel\n"
+        "async def slow(messages, info):\n"
+        "    await asyncio.sleep(120)\n"
+        "    yield 'never'\n"
+        "sim = sb.TargetWidget('bouncer', chat=True)\n"
+        "sim.chat(sb.Agent(sim, FunctionModel(stream_function=slow)))\n"
+        "sim"
+    )
+    nb, view = open_chat(open_notebook, [slow, "print(sim.transcript[-1]['text'], sim.chat_busy)"])
+    panel = view.locator(".sb-panel")
+    type_message(view, "take your time")
+    wait_for(lambda: panel.get_attribute("data-busy") == "true", timeout=30, what="the agent to be busy")
+    stop = panel.get_by_role("button", name="Stop the agent")
+    assert stop.is_enabled()
+    stop.click()
+    wait_for(lambda: panel.get_attribute("data-busy") == "false", timeout=30, what="the run to stop")
+    wait_text(view, ".sb-msg.sb-assistant", "Cancelled.")
+    nb.run_cell(2)
+    nb.expect_output(2, "Cancelled. False")
+
+
+def test_approval_flow_both_ways(open_notebook: Any, server: Any) -> None:
+    cell = "sim = sb.TargetWidget('bouncer', chat=True, approval={'speed': 'ask'})\nsim"
+    nb, view = open_chat(open_notebook, [cell, "print(sim.values['settings.speed'])"])
+    type_message(view, "set the speed to 12")
+    prompt = view.locator(".sb-approval")
+    wait_for(lambda: prompt.count() == 1, timeout=30, what="the approval prompt")
+    assert "speed = 12" in prompt.inner_text()
+    shoot(view, server, "chat-approval.png")
+    prompt.get_by_role("button", name="Approve").click()
+    nb.wait_frame_value(1, "speed", "12")
+    wait_text(view, ".sb-msg.sb-assistant", "Set speed to 12 m/s")
+    wait_for(lambda: prompt.count() == 0, timeout=30, what="the prompt to close")
+
+    type_message(view, "set the speed to 20")
+    wait_for(lambda: view.locator(".sb-approval").count() == 1, timeout=30, what="the second approval prompt")
+    view.locator(".sb-approval").get_by_role("button", name="Deny").click()
+    wait_text(view, ".sb-msg.sb-assistant", "the user denied this change")
+    wait_for(lambda: view.locator('.sb-chip[data-status="error"]').count() >= 1, timeout=30, what="an error chip")
+    assert nb.frame_dataset(1).get("speed") == "12"
+    nb.run_cell(2)
+    nb.expect_output(2, "12")
+
+
+def test_inspector_and_kernel_stay_in_sync(open_notebook: Any) -> None:
+    nb, view = open_chat(
+        open_notebook,
+        [
+            CHAT_CELL,
+            "import time\nfor _ in range(200):\n    if sim.values['settings.speed'] == 21: break\n    time.sleep(0.05)\nprint(sim.values['settings.speed'])",
+            "sim.set_parameter('speed', 33).ok",
+        ],
+    )
+    number = view.locator('.sb-row[data-path="settings.speed"] input[type=number]')
+    number.fill("21")
+    number.press("Enter")
+    nb.wait_frame_value(1, "speed", "21")
+    nb.run_cell(2)
+    nb.expect_output(2, "21")
+    nb.run_cell(3)
+    wait_for(lambda: number.input_value() == "33", timeout=30, what="the inspector to follow a Python change")
+    slider = view.locator('.sb-row[data-path="settings.speed"] input[type=range]')
+    assert slider.input_value() == "33"
+    nb.wait_frame_value(1, "speed", "33")
+
+
+def test_a_reload_keeps_the_transcript(open_notebook: Any, page: Any) -> None:
+    nb, view = open_chat(open_notebook, [CHAT_CELL])
+    type_message(view, "set the speed to 14")
+    wait_text(view, ".sb-msg.sb-assistant", "Set speed to 14 m/s")
+    nb.save()
+    nb.reload()
+    view = nb.wait_view(1)
+    wait_text(view, ".sb-msg.sb-user", "set the speed to 14")
+    wait_text(view, ".sb-msg.sb-assistant", "Set speed to 14 m/s")
+    assert view.locator(".sb-chip").count() >= 1
+
