@@ -72,12 +72,12 @@ def test_typing_a_request_changes_the_target_and_shows_chips(open_notebook: Any,
     nb.wait_frame_value(1, "color", "red")
     wait_text(view, ".sb-msg.sb-assistant", "Set speed to 12 m/s and color to red")
     wait_for(lambda: view.locator('.sb-chip[data-status="ok"]').count() >= 1, timeout=30, what="an ok chip")
+    shoot(view, server, "chat-panel.png")
     chip = view.locator(".sb-chip").first
     chip.locator("summary").click()
     assert "settings.speed" in chip.inner_text()  # arguments and result on click
     nb.run_cell(2)
     nb.expect_output(2, "12.0 red")
-    shoot(view, server, "chat-panel.png")
 
 
 def test_stop_cancels_a_slow_model(open_notebook: Any) -> None:
@@ -159,4 +159,3 @@ def test_a_reload_keeps_the_transcript(open_notebook: Any, page: Any) -> None:
     wait_text(view, ".sb-msg.sb-user", "set the speed to 14")
     wait_text(view, ".sb-msg.sb-assistant", "Set speed to 14 m/s")
     assert view.locator(".sb-chip").count() >= 1
-
