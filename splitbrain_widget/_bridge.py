@@ -149,6 +149,14 @@ class Bridge:
                 view.ready, view.ready_at = True, now
             elif event.type == "detached":
                 self.views.pop(event.view_id, None)
+                if not self.views:  # the last view closed: nobody will answer what is pending
+                    for pending in self.pending.values():
+                        if not pending.settled:
+                            pending.failure = ErrorInfo(
+                                code="no_view",
+                                message=f"the view closed before the target answered {pending.op}; "
+                                "the change is kept and applies when the widget is displayed again",
+                            )
             elif event.type == "state" and view is not None:
                 self._set_state_locked(bounded_state(event.payload))
             elif event.type == "error":
