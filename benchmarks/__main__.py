@@ -17,7 +17,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 README = HERE.parent / "README.md"
 RESULTS = HERE / "results.json"
-SECTIONS = ["costs", "roundtrip_scripted", "agent_efficiency", "browser"]
+SECTIONS = ["costs", "roundtrip_scripted", "agent_efficiency", "browser", "burst_stream", "target_fps"]
 START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
 
 

@@ -63,7 +63,9 @@ class Bridge:
         # Re-entrant: wait predicates run under the lock and may call live_views() and friends.
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
-        self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        # Async waiters by what they wait for: a request id, or None for "anything about the views".
+        # A reply wakes only its own request's waiters, so 10,000 concurrent calls stay linear.
+        self._async_waiters: dict[str | None, dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
         self._counter = itertools.count(1)
         self._salt = secrets.token_hex(3)
         self.pending: dict[str, PendingRequest] = {}
@@ -91,7 +93,7 @@ class Bridge:
             if failure is not None and not pending.settled:
                 pending.failure = failure
             self.pending.pop(pending.id, None)
-            self._notify_locked()
+            self._notify_locked(pending.id)
 
     def fail_all(self, code: str, message: str) -> None:
         """Settle every pending request with an error (kernel shutdown, widget closed, Stop)."""
@@ -121,7 +123,7 @@ class Bridge:
                 reply = reply.model_copy(update={"state": state})
                 self._set_state_locked(state)
             pending.reply = reply
-            self._notify_locked()
+            self._notify_locked(reply.id)
         return True
 
     def handle_event(self, event: EventMessage) -> None:
@@ -175,8 +177,8 @@ class Bridge:
                 self._changed.wait(min(remaining, WAIT_SLICE_S))
             return True
 
-    async def await_until(self, predicate: Callable[[], bool], deadline: float) -> bool:
-        """The asyncio twin of :meth:`wait_until`."""
+    async def await_until(self, predicate: Callable[[], bool], deadline: float, key: str | None = None) -> bool:
+        """The asyncio twin of :meth:`wait_until`; ``key`` (a request id) narrows what wakes it."""
         loop = asyncio.get_running_loop()
         while True:
             with self._lock:
@@ -186,15 +188,18 @@ class Bridge:
                 if remaining <= 0:
                     return False
                 future: asyncio.Future[None] = loop.create_future()
-                self._async_waiters.append((loop, future))
+                self._async_waiters.setdefault(key, {})[id(future)] = (loop, future)
             try:
                 await asyncio.wait_for(future, remaining)
             except TimeoutError:
                 pass
             finally:
                 with self._lock:
-                    if (loop, future) in self._async_waiters:
-                        self._async_waiters.remove((loop, future))
+                    group = self._async_waiters.get(key)
+                    if group is not None:
+                        group.pop(id(future), None)
+                        if not group:
+                            del self._async_waiters[key]
 
     # -- views --------------------------------------------------------------------------------
 
@@ -219,11 +224,13 @@ class Bridge:
         self.latest_state = state
         self.state_version += 1
 
-    def _notify_locked(self) -> None:
+    def _notify_locked(self, key: str | None = None) -> None:
+        """Wake blocking waiters, and the async ones waiting on ``key`` and on the views (all if key is None)."""
         self._changed.notify_all()
-        for loop, future in self._async_waiters:
-            loop.call_soon_threadsafe(_set_done, future)
-        self._async_waiters.clear()
+        keys = list(self._async_waiters) if key is None else [None, key]
+        for k in keys:
+            for loop, future in self._async_waiters.pop(k, {}).values():
+                loop.call_soon_threadsafe(_set_done, future)
         if self.on_change is not None:
             try:
                 self.on_change()

@@ -23,6 +23,7 @@ from ._audit import AuditEntry, AuditLog
 from ._bridge import Bridge, PendingRequest
 from ._chat import POLICIES, ChatController, policy_for
 from ._secrets import redact
+from ._stream import Streamer, StreamStats
 from .manifest import Manifest, ParameterError
 from .protocol import (
     PROTOCOL_VERSION,
@@ -51,13 +52,17 @@ NO_VIEW_MESSAGE = "no view of the widget is displayed; the change is kept and ap
 
 
 class _Wait:
-    """A step of an operation: wait until ``done()`` holds or ``deadline`` (monotonic) passes."""
+    """A step of an operation: wait until ``done()`` holds or ``deadline`` (monotonic) passes.
 
-    __slots__ = ("deadline", "done")
+    ``key`` names the request waited for, so only its reply (or a change of the views) wakes it.
+    """
 
-    def __init__(self, done: Callable[[], bool], deadline: float) -> None:
+    __slots__ = ("deadline", "done", "key")
+
+    def __init__(self, done: Callable[[], bool], deadline: float, key: str | None = None) -> None:
         self.done = done
         self.deadline = deadline
+        self.key = key
 
 
 Operation = Generator[_Wait, bool, ToolResult]
@@ -121,6 +126,7 @@ class TargetWidget(anywidget.AnyWidget):
         self._synced_state_version = 0
         self.bridge = Bridge(on_change=self._schedule_state_sync)
         self._chat: ChatController | None = None
+        self._streamer = Streamer(lambda batch: self.set_parameters(batch))
         super().__init__(height=height, approval=dict(approval or {}), **self._target_traits(loaded), **kwargs)
         if chat:
             self.chat()
@@ -159,6 +165,27 @@ class TargetWidget(anywidget.AnyWidget):
     def available_targets(self) -> ToolResult:
         """The targets this widget can switch to."""
         return self._run_blocking("list_targets", {}, self._op_list_targets())
+
+    def stream(self, values: Mapping[str, Any]) -> None:
+        """Send values without waiting, for slider-like streams (opt-in coalescing).
+
+        At most one apply is in flight; values given meanwhile are merged, the latest per parameter
+        winning, and sent as one apply when it returns. Bad values raise :class:`ParameterError`
+        at once; ``sim.values`` changes immediately. See :attr:`stream_stats` and :meth:`flush_stream`.
+        """
+        coerced = self.schema.coerce_many(values)
+        with self._trait_lock:
+            self.values = {**self.values, **coerced}
+        self._streamer.push(coerced)
+
+    def flush_stream(self, timeout: float = 30.0) -> bool:
+        """Wait until every streamed value was sent and answered."""
+        return self._streamer.flush(timeout)
+
+    @property
+    def stream_stats(self) -> StreamStats:
+        """How many streamed values were given, sent, and coalesced away."""
+        return self._streamer.stats
 
     # -- the tool surface: async twins ---------------------------------------------------------
 
@@ -332,7 +359,7 @@ class TargetWidget(anywidget.AnyWidget):
         finished = False
         try:
             self.send(request(pending.id, op, payload))
-            yield _Wait(lambda: pending.settled, pending.deadline)
+            yield _Wait(lambda: pending.settled, pending.deadline, key=pending.id)
             finished = True
         finally:
             # Closed early (interrupt, task cancelled): settle as cancelled so no entry is left behind.
@@ -409,7 +436,7 @@ class TargetWidget(anywidget.AnyWidget):
         try:
             step = next(operation)
             while True:
-                step = operation.send(await self.bridge.await_until(step.done, step.deadline))
+                step = operation.send(await self.bridge.await_until(step.done, step.deadline, step.key))
         except StopIteration as stop:
             result: ToolResult = stop.value
         except asyncio.CancelledError:

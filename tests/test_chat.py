@@ -176,3 +176,31 @@ def test_keys_never_reach_the_transcript_events_or_audit(monkeypatch: pytest.Mon
 
 def test_redact_catches_key_shapes_without_the_environment() -> None:
     assert redact({"a": ["sk-ant-abcdefghijklmnopqrstu"]}, secrets=[]) == {"a": [REDACTED]}
+
+
+def test_stream_coalesces_to_the_latest_value_per_parameter() -> None:
+    sim = sb.TargetWidget("demo", targets_dir=FIXTURES)
+    release = threading.Event()
+    applied: list[dict[str, Any]] = []
+    original = sim.set_parameters
+
+    def slow_apply(values: Any, **kwargs: Any) -> Any:
+        applied.append(dict(values))
+        release.wait(5)
+        return original(values)
+
+    sim.set_parameters = slow_apply  # type: ignore[method-assign]
+    sim.stream({"speed": 1})  # the first batch is held "in flight" until release
+    for i in range(2, 50):
+        sim.stream({"speed": i, "count": 1 + i % 9})
+    release.set()
+    assert sim.flush_stream(10)
+    assert applied[-1] == {"settings.speed": 49, "settings.count": 5}  # the latest values won
+    assert len(applied) <= 3 and sim.stream_stats.coalesced > 80
+    assert sim.values["settings.speed"] == 49
+
+
+def test_stream_refuses_bad_values_at_once() -> None:
+    sim = sb.TargetWidget("demo", targets_dir=FIXTURES)
+    with pytest.raises(sb.ParameterError, match="above the maximum"):
+        sim.stream({"speed": 1000})

@@ -1,0 +1,98 @@
+"""Burst and stream in real JupyterLab + Chromium, against the counter target (benchmarks/targets/).
+
+- burst: 10,000 applies issued (concurrently, async) in the cell that displays the widget, before its
+  target is ready (it signals ready after 1.5 s): how many were applied, in order, duplicated, and the
+  time from ready to the last apply (drain);
+- stream: applies at 1,000 per second for 10 s while the target animates, once through the async API
+  (every value sent) and once through ``sim.stream`` (coalescing: latest value per parameter wins).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+BENCH_TARGETS = Path(__file__).resolve().parent / "targets"
+SETUP = f"import splitbrain_widget as sb, asyncio, time, json\nfrom IPython.display import display\nT = {str(BENCH_TARGETS)!r}"
+BURST = (
+    "sim = sb.TargetWidget('counter', targets_dir=T, timeout=600, height=80)\n"
+    "display(sim)\n"
+    "t0 = time.perf_counter()\n"
+    "results = await asyncio.gather(*[sim.aset_parameter('seq', i) for i in range(10000)])\n"
+    "total = time.perf_counter() - t0\n"
+    "s = (await sim.afetch_state()).state\n"
+    "print(json.dumps({'sent': 10000, 'replied_ok': sum(r.ok for r in results), 'applied': s['applied'],\n"
+    "  'in_order': s['in_order'], 'duplicates': s['duplicates'], 'drain_ms': s['drain_ms'], 'total_s': round(total, 2)}))"
+)
+STREAM_WIDGETS = (
+    "a = sb.TargetWidget('counter', targets_dir=T, timeout=600, height=80)\n"
+    "b = sb.TargetWidget('counter', targets_dir=T, timeout=600, height=80)\n"
+    "display(a, b)"
+)
+STREAM_ASYNC = (
+    "tasks, n, t0 = [], 0, time.perf_counter()\n"
+    "while (now := time.perf_counter()) - t0 < 10:\n"
+    "    while n < int((now - t0) * 1000):\n"
+    "        tasks.append(asyncio.ensure_future(a.aset_parameter('seq', n))); n += 1\n"
+    "    await asyncio.sleep(0.001)\n"
+    "await asyncio.gather(*tasks); duration = time.perf_counter() - t0\n"
+    "s = (await a.afetch_state()).state\n"
+    "print(json.dumps({'given': n, 'applied': s['applied'], 'applied_per_s': round(s['applied'] / duration),\n"
+    "  'in_order': s['in_order'], 'fps': s['fps_during']}))"
+)
+STREAM_COALESCED = (
+    "n, t0 = 0, time.perf_counter()\n"
+    "while (now := time.perf_counter()) - t0 < 10:\n"
+    "    while n < int((now - t0) * 1000):\n"
+    "        b.stream({'seq': n}); n += 1\n"
+    "    time.sleep(0.001)\n"
+    "b.flush_stream(60); duration = time.perf_counter() - t0\n"
+    "s = b.fetch_state().state\n"
+    "print(json.dumps({'given': n, 'applied': s['applied'], 'applied_per_s': round(s['applied'] / duration),\n"
+    "  'last': s['last'], 'in_order': s['in_order'], 'fps': s['fps_during'], 'coalesced': b.stream_stats.coalesced}))"
+)
+CELLS = [SETUP, BURST, STREAM_WIDGETS, STREAM_ASYNC, STREAM_COALESCED]
+
+
+def run() -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.harness import CHROMIUM_ARGS, JupyterServer, NotebookPage, chromium_path
+
+    with tempfile.TemporaryDirectory(prefix="sb-bench-burst-") as base:
+        server = JupyterServer("lab", Path(base))
+        server.start()
+        try:
+            name = server.write_notebook("burst.ipynb", CELLS)
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
+                try:
+                    nb = NotebookPage(browser.new_page(), server, name, CELLS).open()
+                    nb.run_cell(0)
+                    burst = json.loads(nb.run_cell(1, timeout=600).strip().splitlines()[-1])
+                    nb.run_cell(2)
+                    nb.wait_view(2, 0)
+                    nb.wait_view(2, 1)
+                    plain = json.loads(nb.run_cell(3, timeout=600).strip().splitlines()[-1])
+                    coalesced = json.loads(nb.run_cell(4, timeout=600).strip().splitlines()[-1])
+                finally:
+                    browser.close()
+        finally:
+            server.shutdown_sessions()
+            server.stop()
+    return {
+        "burst": {**burst, "in_order": bool(burst["in_order"]), "duplicates": burst["duplicates"]},
+        "stream": {
+            "applied_per_s": plain["applied_per_s"],
+            "fps": plain["fps"],
+            "in_order": plain["in_order"],
+            "given": plain["given"],
+            "coalesced": {k: coalesced[k] for k in ("given", "applied", "applied_per_s", "last", "fps", "coalesced")},
+        },
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))
