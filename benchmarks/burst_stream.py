@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 BENCH_TARGETS = Path(__file__).resolve().parent / "targets"
-SETUP = f"import splitbrain_widget as sb, asyncio, time, json\nfrom IPython.display import display\nT = {str(BENCH_TARGETS)!r}"
+SETUP = (
+    "import splitbrain_widget as sb, asyncio, time, json\n"
+    f"from IPython.display import display\nT = {str(BENCH_TARGETS)!r}"
+)
 BURST = (
     "sim = sb.TargetWidget('counter', targets_dir=T, timeout=600, height=80)\n"
     "display(sim)\n"
@@ -24,7 +27,8 @@ BURST = (
     "total = time.perf_counter() - t0\n"
     "s = (await sim.afetch_state()).state\n"
     "print(json.dumps({'sent': 10000, 'replied_ok': sum(r.ok for r in results), 'applied': s['applied'],\n"
-    "  'in_order': s['in_order'], 'duplicates': s['duplicates'], 'drain_ms': s['drain_ms'], 'total_s': round(total, 2)}))"
+    "  'in_order': s['in_order'], 'duplicates': s['duplicates'], 'drain_ms': s['drain_ms'],\n"
+    "  'total_s': round(total, 2)}))"
 )
 STREAM_WIDGETS = (
     "a = sb.TargetWidget('counter', targets_dir=T, timeout=600, height=80)\n"
