@@ -28,7 +28,19 @@ CELLS = [
 ]
 
 
-def measure(nodelay: bool) -> list[float]:
+def hops(trace: list[list[Any]]) -> dict[str, Any]:
+    """Per-request browser-side durations from the view's trace (see js/widget.js ``trace``)."""
+    by_id: dict[str, dict[str, float]] = {}
+    for request_id, hop, t in trace:
+        by_id.setdefault(request_id, {})[hop] = t
+    complete = [h for h in by_id.values() if {"in", "post", "state", "out"} <= h.keys()][20:]
+    return {
+        "in_view_ms": summary([h["out"] - h["in"] for h in complete]),
+        "iframe_and_target_ms": summary([h["state"] - h["post"] for h in complete]),
+    }
+
+
+def measure(nodelay: bool) -> tuple[list[float], dict[str, Any]]:
     from playwright.sync_api import sync_playwright
 
     from tests.browser.harness import CHROMIUM_ARGS, JupyterServer, NotebookPage, chromium_path
@@ -48,8 +60,10 @@ def measure(nodelay: bool) -> list[float]:
                         nb = NotebookPage(page, server, name, CELLS).open()
                         nb.run_cell(0)
                         nb.wait_view(0)
+                        page.evaluate("globalThis.__splitbrainTrace = []")
                         out = nb.run_cell(1, timeout=600)
-                        return [float(x) for x in json.loads(out.strip().splitlines()[-1])]
+                        trace = page.evaluate("globalThis.__splitbrainTrace")
+                        return [float(x) for x in json.loads(out.strip().splitlines()[-1])], hops(trace)
                     finally:
                         browser.close()
             finally:
@@ -63,12 +77,20 @@ def measure(nodelay: bool) -> list[float]:
 
 
 def run() -> dict[str, Any]:
-    on = summary(measure(nodelay=True))
-    off = summary(measure(nodelay=False))
+    samples, browser_hops = measure(nodelay=True)
+    on = summary(samples)
+    off = summary(measure(nodelay=False)[0])
+    outside = round(on["median"] - browser_hops["in_view_ms"]["median"], 3)
     return {
         "roundtrip_browser_ms": on,
         "roundtrip_browser_nodelay_off_ms": off,
         "nodelay_speedup": round(off["median"] / on["median"], 2),
+        "roundtrip_browser_hops": {
+            **browser_hops,
+            "kernel_wire_and_server_ms_median": outside,
+            "note": "in_view: from the request reaching the view to its reply leaving it; the rest of the median "
+            "round trip is kernel, zmq, jupyter_server and websocket, both ways",
+        },
     }
 
 

@@ -26,6 +26,18 @@ export const READY_TIMEOUT_MS = 15_000;
 const SEEN_IDS = 20_000;
 
 /**
+ * Hop timestamps for benchmarks: when a page sets `globalThis.__splitbrainTrace = []`, each request
+ * records when it reached the view, was posted to the target, was answered, and was replied.
+ * @param {string} id
+ * @param {"in" | "post" | "state" | "out"} hop
+ */
+function trace(id, hop) {
+  const log = /** @type {any} */ (globalThis).__splitbrainTrace;
+  if (!Array.isArray(log) || log.length > 100_000) return;
+  log.push([id, hop, performance.now()]);
+}
+
+/**
  * @typedef {object} Model  the part of anywidget's model this view uses
  * @property {(name: string) => any} get
  * @property {(event: string, cb: (...args: any[]) => void) => void} on
@@ -98,6 +110,7 @@ export class Relay {
   fromKernel(msg) {
     if (!isKernelRequest(msg)) return;
     const request = /** @type {import("./protocol.js").KernelRequest} */ (msg);
+    trace(request.id, "in");
     if (this.seen.has(request.id)) return;
     this.seen.add(request.id);
     if (this.seen.size > SEEN_IDS) this.seen.delete(this.seen.values().next().value ?? "");
@@ -117,6 +130,7 @@ export class Relay {
       id: request.id,
       ...(type === "state" ? {} : { payload: values }),
     });
+    trace(request.id, "post");
   }
 
   /**
@@ -141,7 +155,9 @@ export class Relay {
       const state = boundState(msg.payload);
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
+        trace(msg.id, "state");
         this.sendToKernel({ kind: "reply", id: msg.id, view_id: this.viewId, ok: true, state });
+        trace(msg.id, "out");
       } else {
         this.stateEvent(state);
       }

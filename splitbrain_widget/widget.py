@@ -305,10 +305,8 @@ class TargetWidget(anywidget.AnyWidget):
             coerced = manifest.coerce_many(values)
         except ParameterError as exc:
             return ToolResult.failure(exc.code, exc.message, hint=exc.hint or None)  # type: ignore[arg-type]
-        with self._trait_lock:
-            self.values = {**self.values, **coerced}
         changed = {path: _changed(manifest, path, v) for path, v in coerced.items()}
-        return (yield from self._deliver("apply", {"values": coerced}, timeout, changed=changed))
+        return (yield from self._deliver("apply", {"values": coerced}, timeout, changed=changed, commit=coerced))
 
     def _op_reset(self, timeout: float | None) -> Operation:
         defaults = self.schema.defaults()
@@ -343,13 +341,27 @@ class TargetWidget(anywidget.AnyWidget):
         *,
         changed: dict[str, ChangedValue] | None = None,
         needs_view: bool = False,
+        commit: dict[str, Any] | None = None,
     ) -> Operation:
-        """Send one request to the views and wait for the first reply."""
+        """Send one request to the views and wait for the first reply.
+
+        ``commit`` (validated values) goes into the synced ``values`` trait: right after the request
+        is sent, so the request reaches the page ahead of the trait update, or at once when no view
+        is there. Either way the kernel's copy holds it before this returns.
+        """
         deadline_s = self.timeout if timeout is None else timeout
+
+        def write_values() -> None:
+            if commit:
+                with self._trait_lock:
+                    self.values = {**self.values, **commit}
+
         base: dict[str, Any] = {"op": op, "target": self.target_id, "changed": changed or {}}
         if not self.bridge.live_views() and self._expect_view_soon():
+            write_values()  # not the hot path: keep the value even if this wait is interrupted
             yield _Wait(lambda: bool(self.bridge.live_views()), self._displayed_at + self.attach_timeout)  # type: ignore[operator]
         if not self.bridge.live_views():
+            write_values()
             if needs_view:
                 return ToolResult.failure(
                     "no_view", "no view of the widget is displayed, so there is no live target to ask", **base
@@ -358,7 +370,10 @@ class TargetWidget(anywidget.AnyWidget):
         pending = self.bridge.open_request(op, payload, deadline_s)
         finished = False
         try:
-            self.send(request(pending.id, op, payload))
+            try:
+                self.send(request(pending.id, op, payload))
+            finally:
+                write_values()
             yield _Wait(lambda: pending.settled, pending.deadline, key=pending.id)
             finished = True
         finally:

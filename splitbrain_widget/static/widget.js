@@ -476,6 +476,14 @@ var MAX_STATE_CHARS = 1e6;
 var STATE_EVENT_INTERVAL_MS = 100;
 var READY_TIMEOUT_MS = 15e3;
 var SEEN_IDS = 2e4;
+function trace(id, hop) {
+  const log = (
+    /** @type {any} */
+    globalThis.__splitbrainTrace
+  );
+  if (!Array.isArray(log) || log.length > 1e5) return;
+  log.push([id, hop, performance.now()]);
+}
 function boundState(state) {
   if (!state || typeof state !== "object" || Array.isArray(state)) return { _invalid: "expected an object" };
   let text;
@@ -530,6 +538,7 @@ var Relay = class {
       /** @type {import("./protocol.js").KernelRequest} */
       msg
     );
+    trace(request.id, "in");
     if (this.seen.has(request.id)) return;
     this.seen.add(request.id);
     if (this.seen.size > SEEN_IDS) this.seen.delete(this.seen.values().next().value ?? "");
@@ -548,6 +557,7 @@ var Relay = class {
       id: request.id,
       ...type === "state" ? {} : { payload: values }
     });
+    trace(request.id, "post");
   }
   /**
    * A message event from the iframe; `fromFrame` says whether `event.source` is our iframe.
@@ -573,7 +583,9 @@ var Relay = class {
       const state = boundState(msg.payload);
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
+        trace(msg.id, "state");
         this.sendToKernel({ kind: "reply", id: msg.id, view_id: this.viewId, ok: true, state });
+        trace(msg.id, "out");
       } else {
         this.stateEvent(state);
       }
