@@ -14,12 +14,13 @@ from splitbrain_widget.agent._planner import LABEL, PlannerContext, plan, summar
 from splitbrain_widget.manifest import Manifest
 
 HERE = Path(__file__).parent
-TARGETS = [("bouncer", "Bouncing ball"), ("launcher", "Launcher"), ("swing", "Pendulum")]
+BUILTIN = ("bouncer", "projectile", "pendulum", "orbits", "boids", "waves")
+TARGETS = [("bouncer", "Bouncing ball"), ("launcher", "Launcher"), ("swing", "Pendulum"), ("projectile", "Projectile")]
 
 
 def context(target: str, **values: Any) -> PlannerContext:
-    if target == "bouncer":
-        manifest = sb.load_target("bouncer").manifest
+    if target in BUILTIN:
+        manifest = sb.load_target(target).manifest
     else:
         manifest = Manifest.from_file(HERE / "fixtures" / "planner" / f"{target}.json")
     return PlannerContext(manifest, {**manifest.defaults(), **values}, TARGETS)
@@ -158,6 +159,36 @@ CORPUS: list[tuple[str, str, list[tuple[str, dict[str, Any]]]]] = [
     ("bouncer", "what can I change?", [("get_parameters", {})]),
     ("bouncer", "help", [("get_parameters", {})]),
     ("swing", "what is going on?", [("get_state", {})]),
+    # the built-in simulations
+    ("projectile", "set the angle to 30 degrees", sets(launch__angle=30.0)),
+    ("projectile", "launch speed 72 km/h", sets(launch__speed=20.0)),
+    ("projectile", "launch from 10 m", sets(launch__height=10.0)),
+    ("projectile", "show the vectors", sets(display__show_vectors=True)),
+    ("projectile", "double the gravity", sets(environment__gravity=19.62)),
+    ("projectile", "gravity 1.62 and angle 60", sets(environment__gravity=1.62, launch__angle=60.0)),
+    ("projectile", "what is the range?", [("get_state", {})]),
+    ("projectile", "how high did it get?", [("get_state", {})]),
+    ("projectile", "what is the flight time", [("get_state", {})]),
+    ("pendulum", "length 2 m", sets(pendulum__length=2.0)),
+    ("pendulum", "length 80 cm", sets(pendulum__length=0.8)),
+    ("pendulum", "double pendulum", sets(pendulum__mode="double")),
+    ("pendulum", "amplitude 10 degrees", sets(pendulum__amplitude=10.0)),
+    ("pendulum", "hide the plot", sets(display__show_plot=False)),
+    ("pendulum", "what is the period?", [("get_state", {})]),
+    ("orbits", "star mass 2", sets(star__mass=2.0)),
+    ("orbits", "planet speed 30 km/s", sets(planet__speed=30.0)),
+    ("orbits", "turn off the trails", sets(display__trails=False)),
+    ("orbits", "what is the eccentricity", [("get_state", {})]),
+    ("orbits", "distance 1.5", sets(planet__distance=1.5)),
+    ("boids", "count 200", sets(flock__count=200)),
+    ("boids", "separation 2", sets(rules__separation=2.0)),
+    ("boids", "how many clusters?", [("get_state", {})]),
+    ("boids", "max speed 5", sets(flock__max_speed=5.0)),
+    ("waves", "frequency 2", sets(sources__frequency=2.0)),
+    ("waves", "source separation 0.3", sets(sources__separation=0.3)),
+    ("waves", "show nodal lines", sets(display__show_nodal_lines=True)),
+    ("waves", "what is the wavelength?", [("get_state", {})]),
+    ("bouncer", "switch to the projectile", [("select_target", {"target": "projectile"})]),
 ]
 
 REFUSALS = [
@@ -173,6 +204,9 @@ REFUSALS = [
     ("swing", "set the length"),  # no number
     ("launcher", "set the speed to 12 and make it fly"),  # half understood: refuse all, change nothing
     ("bouncer", "write me a poem about balls"),
+    ("projectile", "use moon gravity"),  # no number: it does not guess 1.62
+    ("pendulum", "faster"),  # no speed-like parameter
+    ("orbits", "make the orbit prettier"),
 ]
 
 

@@ -27,7 +27,7 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 _SYNONYMS = {
     "colour": "color", "velocity": "speed", "radius": "size", "trails": "trail", "vector": "vectors",
-    "number": "count", "amount": "count", "friction": "damping", "launch": "angle", "elevation": "angle",
+    "number": "count", "amount": "count", "friction": "damping", "elevation": "angle",
     "heat": "temperature", "spring": "stiffness", "g": "gravity",
 }  # fmt: skip
 # Words that say "more" / "less" of something, with the parameter names they most likely mean.
@@ -217,6 +217,8 @@ def _clause(clause: str, ctx: PlannerContext, current: Mapping[str, Any]) -> tup
         return relative
 
     if param is None:
+        param = _by_unit(clause, manifest)
+    if param is None:
         return f'I could not tell which parameter "{clause}" is about.'
     if param.type == "string":
         quoted = re.search(r"['\"](.+?)['\"]", clause) or re.search(r"\bto\s+(\S+)$", clause)
@@ -242,7 +244,7 @@ def _clause(clause: str, ctx: PlannerContext, current: Mapping[str, Any]) -> tup
 
 def _with_unit(param: Parameter, number: float, unit: str | None) -> tuple[str, Any, str] | str:
     note = ""
-    if unit and param.unit and _units.normalise(unit) != _units.normalise(param.unit):
+    if unit and param.unit and not _units.same(unit, param.unit):
         converted = _units.convert(number, unit, param.unit)
         if converted is None:
             return f"{param.path} is in {param.unit}; I cannot convert {unit} to that."
@@ -250,6 +252,20 @@ def _with_unit(param: Parameter, number: float, unit: str | None) -> tuple[str, 
         number = converted
     value: Any = round(number) if param.type == "integer" else _tidy(number)
     return param.path, value, note
+
+
+def _by_unit(clause: str, manifest: Manifest) -> Parameter | None:
+    """The one number parameter whose unit measures what the clause's unit measures ("launch from 10 m")."""
+    found = _number(clause)
+    if found is None or found[1] is None:
+        return None
+    wanted = _units.dimension(found[1])
+    matches = [
+        p
+        for p in manifest.parameters.values()
+        if p.type in ("number", "integer") and not p.readonly and wanted and _units.dimension(p.unit) == wanted
+    ]
+    return matches[0] if len(matches) == 1 else None
 
 
 def _switch(

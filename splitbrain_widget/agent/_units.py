@@ -21,11 +21,13 @@ _add("length", 0.001, "mm", "millimeter", "millimeters")
 _add("length", 0.3048, "ft", "foot", "feet")
 _add("length", 0.0254, "in", "inch", "inches")
 _add("length", 1609.344, "mi", "mile", "miles")
+_add("length", 1.495978707e11, "au")
 _add("speed", 1, "m/s", "mps", "meters per second", "metres per second")
 _add("speed", 1 / 3.6, "km/h", "kmh", "kph", "km/hr", "kilometers per hour", "kilometres per hour")
 _add("speed", 0.44704, "mph", "miles per hour")
 _add("speed", 0.514444, "kn", "knot", "knots")
 _add("speed", 0.3048, "ft/s", "fps")
+_add("speed", 1000, "km/s", "kps")
 _add("acceleration", 1, "m/s^2", "m/s2", "m/s/s")
 _add("acceleration", 9.80665, "g0", "gee")
 _add("angle", math.pi / 180, "deg", "degree", "degrees", "°")
@@ -34,6 +36,7 @@ _add("time", 1, "s", "sec", "secs", "second", "seconds")
 _add("time", 0.001, "ms", "millisecond", "milliseconds")
 _add("time", 60, "min", "mins", "minute", "minutes")
 _add("time", 3600, "h", "hr", "hrs", "hour", "hours")
+_add("time", 86400, "d", "day", "days")
 _add("mass", 1, "kg", "kilogram", "kilograms")
 _add("mass", 0.001, "g", "gram", "grams")
 _add("mass", 1000, "t", "tonne", "tonnes")
@@ -60,6 +63,16 @@ def lookup(unit: str) -> tuple[str, float, float] | None:
 def known_units() -> list[str]:
     """Every spelling, longest first (so a parser tries ``km/h`` before ``km``)."""
     return sorted(_UNITS, key=len, reverse=True)
+
+
+def same(a: str, b: str) -> bool:
+    """Two spellings of one unit (``"degrees"`` and ``"deg"``)."""
+    return normalise(a) == normalise(b) or (lookup(a) is not None and lookup(a) == lookup(b))
+
+
+def dimension(unit: str | None) -> str | None:
+    found = lookup(unit) if unit else None
+    return found[0] if found else None
 
 
 def convert(value: float, from_unit: str, to_unit: str) -> float | None:
