@@ -36,7 +36,9 @@ _lock = threading.Lock()
 _installed_on: object | None = None  # the kernel object the tap wraps
 _release: deque[dict[str, Any]] = deque(maxlen=100_000)
 _release_scheduled = False
-_seen_signatures: deque[bytes] = deque(maxlen=4096)
+_seen_order: deque[bytes] = deque()  # signatures of consumed messages, oldest first (replay guard)
+_seen_signatures: set[bytes] = set()
+MAX_SEEN_SIGNATURES = 4096
 stats = {"consumed": 0, "passed": 0, "bad_signature": 0, "errors": 0}
 
 
@@ -197,7 +199,10 @@ def _consume(k: Any, frames: list[Any]) -> bool:
         if not signature or signature in _seen_signatures or not compare_digest(signature, expected):
             stats["bad_signature"] += 1
             return False  # let ipykernel reject it the usual way
-        _seen_signatures.append(signature)
+        _seen_signatures.add(signature)
+        _seen_order.append(signature)
+        if len(_seen_order) > MAX_SEEN_SIGNATURES:
+            _seen_signatures.discard(_seen_order.popleft())
     inner = data.get("content")
     if not isinstance(inner, dict) or not handler(inner):
         return False
