@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml | $(PY)
 
 ## make demo: set up and open JupyterLab on the quickstart notebook (offline model, no API key)
 demo: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/quickstart.ipynb
+	$(VENV)/bin/jupyter lab notebooks/quickstart.ipynb $(if $(filter 0,$(shell id -u)),--allow-root)
 
 ## make test: set up and run every test layer, timing each
 test: $(STAMP)
