@@ -30,6 +30,8 @@ def main(names: list[str]) -> None:
         section = module.run()
         if name == "roundtrip_scripted":
             section = {"roundtrip_scripted_ms": section}
+        if name == "target_fps":
+            section = {"target_fps": {target: row["800x420"] for target, row in section["fps"].items()}}
         results.update(section)
         print(json.dumps(section, indent=2)[:3000])
         print(f"   ({time.monotonic() - started:.0f} s)")
@@ -56,18 +58,32 @@ def render(r: dict[str, Any]) -> str:
             row(label, f"median {s['median']} ms, p95 {s['p95']} ms, p99 {s['p99']} ms (n={s['n']})")
     if "nodelay_speedup" in r:
         row("TCP_NODELAY speed-up of the median (off / on)", f"{r['nodelay_speedup']}x")
+    if "roundtrip_browser_hops" in r:
+        h = r["roundtrip_browser_hops"]
+        row(
+            "where the browser round trip goes (medians)",
+            f"in the view {h['in_view_ms']['median']} ms (of which iframe + target "
+            f"{h['iframe_and_target_ms']['median']} ms); kernel, server and websocket both ways "
+            f"{h['kernel_wire_and_server_ms_median']} ms",
+        )
     if "burst" in r:
         b = r["burst"]
         row(
-            "burst before ready",
-            f"{b['applied']}/{b['sent']} applied, in order: {b['in_order']}, "
-            f"duplicates: {b['duplicates']}, drain {b.get('drain_ms', '?')} ms",
+            f"burst: {b['sent']} applies issued before the target is ready",
+            f"{b['applied']} applied, in order: {b['in_order']}, duplicates: {b['duplicates']}, "
+            f"drain {b['drain_ms'] / 1000:.1f} s after ready ({b['total_s']} s in all)",
         )
     if "stream" in r:
         s = r["stream"]
+        c = s["coalesced"]
         row(
-            "stream 1000/s for 10 s",
-            f"applied {s['applied_per_s']}/s, {s['fps']} fps; coalescing: {s.get('coalesced', '?')}",
+            "stream at 1,000 applies/s for 10 s, every value sent",
+            f"{s['applied_per_s']} applied/s, target at {s['fps']} fps, in order: {s['in_order']}",
+        )
+        row(
+            "the same with `sim.stream` (coalescing)",
+            f"{c['applied_per_s']} applies/s carry {c['given']} values ({c['coalesced']} coalesced away), "
+            f"last value {c['last']}, target at {c['fps']} fps",
         )
     if "agent_requests_ratio" in r:
         row("agent LLM requests, classic / ours (multi-parameter tasks)", f"{r['agent_requests_ratio']}x")

@@ -22,7 +22,8 @@ from .protocol import PROTOCOL_VERSION, ErrorInfo, EventMessage, Op, ReplyMessag
 
 log = logging.getLogger("splitbrain_widget.bridge")
 
-WAIT_SLICE_S = 0.1  # a blocking wait wakes this often so KeyboardInterrupt lands promptly
+WAIT_SLICE_S = 0.1
+VIEWS = "\x00views"  # a notify key: the views changed, no request was settled  # a blocking wait wakes this often so KeyboardInterrupt lands promptly
 MAX_SEEN_VIEWS = 256
 
 
@@ -163,7 +164,9 @@ class Bridge:
                 self._set_state_locked(bounded_state(event.payload))
             elif event.type == "error":
                 log.warning("view %s reported an error: %.500s", event.view_id, event.payload)
-            self._notify_locked()
+            # Only a detach can settle pending requests; other events concern the views alone, so they
+            # must not wake thousands of calls that wait for their own replies.
+            self._notify_locked(None if event.type == "detached" else VIEWS)
 
     # -- waiting ------------------------------------------------------------------------------
 
@@ -227,7 +230,12 @@ class Bridge:
     def _notify_locked(self, key: str | None = None) -> None:
         """Wake blocking waiters, and the async ones waiting on ``key`` and on the views (all if key is None)."""
         self._changed.notify_all()
-        keys = list(self._async_waiters) if key is None else [None, key]
+        if key is None:
+            keys: list[str | None] = list(self._async_waiters)
+        elif key == VIEWS:
+            keys = [None]
+        else:
+            keys = [None, key]
         for k in keys:
             for loop, future in self._async_waiters.pop(k, {}).values():
                 loop.call_soon_threadsafe(_set_done, future)

@@ -380,7 +380,8 @@ class TargetWidget(anywidget.AnyWidget):
             # Closed early (interrupt, task cancelled): settle as cancelled so no entry is left behind.
             cancelled = None if finished else ErrorInfo(code="cancelled", message=f"{op} was cancelled")
             self.bridge.close_request(pending, cancelled)
-        self._sync_state()
+        if not self.bridge.pending:  # the last of a burst syncs the trait; meanwhile the main loop coalesces
+            self._sync_state()
         return self._outcome(pending, base)
 
     def _outcome(self, pending: PendingRequest, base: dict[str, Any]) -> ToolResult:
