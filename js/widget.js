@@ -89,6 +89,8 @@ export class Relay {
     this.seen = new Set();
     /** @type {Set<string>} ids posted to the target and not answered yet */
     this.outstanding = new Set();
+    /** @type {Map<string, string>} the value (as JSON) last posted to the page, per path */
+    this.posted = new Map();
     /** @type {Record<string, unknown> | null} */
     this.pendingStateEvent = null;
     /** @type {ReturnType<typeof setTimeout> | null} */
@@ -100,6 +102,7 @@ export class Relay {
   reload() {
     this.nonce = makeNonce();
     this.ready = false;
+    this.posted.clear();
     // Requests posted to the old page will never be answered by it: answer them now.
     for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page was reloaded");
     this.outstanding.clear();
@@ -118,10 +121,36 @@ export class Relay {
     else this.queue.push(request);
   }
 
+  /**
+   * Remember what the page was given, so a `values` trait change can be told apart from its echo.
+   * @param {Record<string, unknown>} values
+   */
+  remember(values) {
+    for (const [path, value] of Object.entries(values)) this.posted.set(path, JSON.stringify(value));
+  }
+
+  /**
+   * The `values` trait changed: post (without an id) whatever differs from what the page has, e.g. a
+   * value assigned to `sim.values` directly. The echo of a request's own values differs in nothing.
+   * @param {Record<string, unknown>} values
+   */
+  valuesChanged(values) {
+    if (!this.ready) return; // the catch-up apply on ready sends them all
+    /** @type {Record<string, unknown>} */
+    const changed = {};
+    for (const [path, value] of Object.entries(values ?? {})) {
+      if (this.posted.get(path) !== JSON.stringify(value)) changed[path] = value;
+    }
+    if (Object.keys(changed).length === 0) return;
+    this.remember(changed);
+    this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: changed });
+  }
+
   /** @param {import("./protocol.js").KernelRequest} request */
   post(request) {
     this.outstanding.add(request.id);
     const values = request.payload.values ?? {};
+    if (request.op !== "state") this.remember(values);
     const type = request.op;
     this.postToTarget({
       source: PARENT_SOURCE,
@@ -147,7 +176,9 @@ export class Relay {
       this.onStatus("ready");
       this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
       // Catch up with everything set while no page listened, then what was queued, in order.
-      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: this.currentValues() });
+      const current = this.currentValues();
+      this.remember(current);
+      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: current });
       const queued = this.queue;
       this.queue = [];
       for (const request of queued) this.post(request);
@@ -326,6 +357,7 @@ function render({ model, el }) {
   /** @param {any} msg */
   const onCustom = (msg) => relay.fromKernel(msg);
   const onHtml = () => loadPage();
+  const onValues = () => relay.valuesChanged(model.get("values") ?? {});
   const onHeight = () => {
     iframe.style.height = `${model.get("height") ?? 420}px`;
   };
@@ -333,6 +365,7 @@ function render({ model, el }) {
   model.on("change:_html", onHtml);
   model.on("change:height", onHeight);
   model.on("change:chat_enabled", onChatEnabled);
+  model.on("change:values", onValues);
   const detach = () => model.send({ kind: "event", view_id: viewId, type: "detached" });
   window.addEventListener("pagehide", detach, { signal });
 
@@ -351,6 +384,7 @@ function render({ model, el }) {
     model.off("change:_html", onHtml);
     model.off("change:height", onHeight);
     model.off("change:chat_enabled", onChatEnabled);
+    model.off("change:values", onValues);
     unmountPanel?.();
     if (readyTimer) clearTimeout(readyTimer);
     relay.dispose();

@@ -22,8 +22,8 @@ from .protocol import PROTOCOL_VERSION, ErrorInfo, EventMessage, Op, ReplyMessag
 
 log = logging.getLogger("splitbrain_widget.bridge")
 
-WAIT_SLICE_S = 0.1
-VIEWS = "\x00views"  # a notify key: the views changed, no request was settled  # a blocking wait wakes this often so KeyboardInterrupt lands promptly
+WAIT_SLICE_S = 0.1  # a blocking wait wakes this often so KeyboardInterrupt lands promptly
+VIEWS = "\x00views"  # a notify key: the views changed, no request was settled
 MAX_SEEN_VIEWS = 256
 
 

@@ -121,6 +121,7 @@ class TargetWidget(anywidget.AnyWidget):
         self.audit = AuditLog()
         self._target = loaded
         self._displayed_at: float | None = None
+        self._displayed_by_frontend = False
         self._trait_lock = threading.RLock()
         self._state_sync_pending = False
         self._synced_state_version = 0
@@ -310,10 +311,8 @@ class TargetWidget(anywidget.AnyWidget):
 
     def _op_reset(self, timeout: float | None) -> Operation:
         defaults = self.schema.defaults()
-        with self._trait_lock:
-            self.values = dict(defaults)
         changed = {path: _changed(self.schema, path, v) for path, v in defaults.items()}
-        return (yield from self._deliver("reset", {"values": defaults}, timeout, changed=changed))
+        return (yield from self._deliver("reset", {"values": defaults}, timeout, changed=changed, commit=defaults))
 
     def _op_fetch_state(self, timeout: float | None) -> Operation:
         return (yield from self._deliver("state", {}, timeout, needs_view=True))
@@ -419,7 +418,7 @@ class TargetWidget(anywidget.AnyWidget):
         """A view is worth waiting for: displayed moments ago, and some widget frontend is connected."""
         if self._displayed_at is None or time.monotonic() > self._displayed_at + self.attach_timeout:
             return False
-        return _frontend_connected() or self.bridge.ever_attached
+        return self._displayed_by_frontend or _frontend_connected() or self.bridge.ever_attached
 
     # -- drivers ---------------------------------------------------------------------------
 
@@ -569,6 +568,9 @@ class TargetWidget(anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         self._displayed_at = time.monotonic()
+        # Decided here, on the displaying cell's thread: a call from a worker thread (the agent's)
+        # cannot see which cell, or which frontend, it came from.
+        self._displayed_by_frontend = _frontend_connected()
         return super()._repr_mimebundle_(**kwargs)
 
     def _closed(self, change: Any) -> None:

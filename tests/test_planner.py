@@ -304,3 +304,21 @@ def test_incompatible_units_do_not_convert() -> None:
 
 def test_the_corpus_file_is_valid_json_for_reuse() -> None:
     json.dumps([[t, r, e] for t, r, e in CORPUS])
+
+
+@pytest.mark.parametrize(
+    "request_text", ["make the projectile land at 50 m", "aim for a range of 50 m", "hit a target 50 m away"]
+)
+def test_goals_on_observables_are_refused_not_guessed(request_text: str) -> None:
+    result = plan(request_text, context("projectile"))
+    assert result.calls == [] and result.refusal is not None
+
+
+def test_a_question_reads_the_state_marked_as_page_data() -> None:
+    from splitbrain_widget.agent._tools import for_model
+    from splitbrain_widget.protocol import ToolResult
+
+    ctx = context("projectile")
+    p = plan("what is the range?", ctx)
+    marked = for_model(ToolResult(ok=True, op="state", state={"range": 50.0}), {})
+    assert summarise(p, [marked], ctx) == "Offline planner: Range is 50 m (as reported by the page)."

@@ -111,3 +111,15 @@ test("panel helpers describe calls and statuses", () => {
   assert.equal(stepFor({ type: "number", min: 0, max: 50 }), 0.25);
   assert.equal(stepFor({ type: "number", step: 0.5 }), 0.5);
 });
+
+test("a values-trait change the page has not seen is applied; the echo of a request is not", () => {
+  const { relay, toTarget } = setup();
+  fromTarget(relay, { type: "ready" });
+  relay.fromKernel(req("r5", "apply", { "s.speed": 5 }));
+  const before = toTarget.length;
+  relay.valuesChanged({ "s.speed": 5 }); // the trait echo of r5
+  assert.equal(toTarget.length, before);
+  relay.valuesChanged({ "s.speed": 5, "d.color": "red" }); // someone assigned sim.values directly
+  assert.deepEqual(toTarget.at(-1).payload, { "d.color": "red" });
+  assert.equal(toTarget.at(-1).id, undefined);
+});

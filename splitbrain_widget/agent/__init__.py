@@ -6,6 +6,7 @@ Importing this package does not import pydantic-ai; creating an :class:`Agent` d
 from ._agent import Agent, AgentResult, Usage
 from ._events import AgentEvent, Done, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallStarted
 from ._loops import LoopLimits
+from ._models import ModelSetupError
 
 __all__ = [
     "Agent",
@@ -14,6 +15,7 @@ __all__ = [
     "Done",
     "Fallback",
     "LoopLimits",
+    "ModelSetupError",
     "RetryWait",
     "TextDelta",
     "ToolCallFinished",

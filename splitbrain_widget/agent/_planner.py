@@ -254,8 +254,16 @@ def _with_unit(param: Parameter, number: float, unit: str | None) -> tuple[str, 
     return param.path, value, note
 
 
+_GOAL_WORDS = re.compile(r"\b(?:land|lands|landing|reach|hit|aim|away|range|so that|until|target)\b")
+
+
 def _by_unit(clause: str, manifest: Manifest) -> Parameter | None:
-    """The one number parameter whose unit measures what the clause's unit measures ("launch from 10 m")."""
+    """The one number parameter whose unit measures what the clause's unit measures ("launch from 10 m").
+
+    Not for goals ("land at 50 m"): reaching an observable takes a model that reads results back.
+    """
+    if _GOAL_WORDS.search(clause) or any(re.search(rf"\b{re.escape(o)}\b", clause) for o in manifest.observables):
+        return None
     found = _number(clause)
     if found is None or found[1] is None:
         return None
@@ -472,8 +480,21 @@ def _answer_parameters(asked: list[str], result: Mapping[str, Any], ctx: Planner
     return _join([f"{_short(p, ctx)} is {_value_text(values.get(p), ctx.manifest.parameters[p].unit)}" for p in asked])
 
 
+def _page_state(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The state in a tool result: bare, or marked as page data (a JSON string) by the agent's tools."""
+    state = result.get("state")
+    page = result.get("page_data")
+    if state is None and isinstance(page, Mapping):
+        text = page.get("state") or page.get("preview")
+        try:
+            state = json.loads(text) if isinstance(text, str) else None
+        except ValueError:
+            state = None
+    return dict(state) if isinstance(state, Mapping) else {}
+
+
 def _answer_state(asked: list[str], result: Mapping[str, Any], ctx: PlannerContext) -> str:
-    state = result.get("state") or {}
+    state = _page_state(result)
     if asked == ["*state"]:
         shown = json.dumps(state)[:300]
         return f"the target reports {shown}"

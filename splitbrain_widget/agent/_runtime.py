@@ -53,6 +53,7 @@ from ..protocol import ToolResult
 from . import _planner, _retry
 from ._events import AgentEvent, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallStarted
 from ._loops import LoopDetector, LoopLimits
+from ._models import ModelSetupError
 from ._tools import READ_ONLY_TOOLS, execute, for_model, system_prompt, tool_specs
 
 if TYPE_CHECKING:
@@ -65,10 +66,6 @@ LOCAL_SERVERS = (("Ollama", 11434), ("llama.cpp", 8080), ("LM Studio", 1234))
 CONTEXT_WINDOWS = {"gpt-4": 128_000, "gpt-5": 400_000, "claude": 200_000, "gemini": 1_000_000, "offline": 10**9}
 DEFAULT_WINDOW = 32_000
 _ANY_ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
-
-
-class ModelSetupError(ValueError):
-    """A model could not be set up (unknown spec, missing extra, no local server)."""
 
 
 class RunStopped(Exception):
@@ -109,7 +106,10 @@ def build_model(spec: Any, *, base_url: str | None = None, api_key: str | None =
                 api_key = api_key or "ollama"
             if base_url is not None and api_key is None:
                 api_key = os.environ.get("OPENAI_API_KEY") or "not-needed"
-            return OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key=api_key))
+            chat = OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key=api_key))
+            if provider == "ollama" or spec == "local":
+                chat._splitbrain_label = f"{'local' if spec == 'local' else 'ollama'}:{name}"  # type: ignore[attr-defined]
+            return chat
         if provider == "anthropic":
             from pydantic_ai.models.anthropic import AnthropicModel
             from pydantic_ai.providers.anthropic import AnthropicProvider
@@ -126,7 +126,11 @@ def build_model(spec: Any, *, base_url: str | None = None, api_key: str | None =
             f"model {spec!r} needs the {extra} client: pip install 'splitbrain-widget[{extra}]' ({exc})"
         ) from None
     except Exception as exc:  # missing API key and similar provider set-up errors
-        raise ModelSetupError(f"could not set up model {spec!r}: {exc}") from None
+        detail = str(exc).split(" For testing", 1)[0].strip()  # pydantic-ai's hint about its own test model
+        raise ModelSetupError(
+            f"could not set up model {spec!r}: {detail} Set the provider's key in the kernel's environment "
+            "(OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY) or pass api_key=."
+        ) from None
     raise ModelSetupError(f"unknown provider {provider!r} in {spec!r}: use openai, anthropic, google or ollama")
 
 
@@ -154,6 +158,9 @@ def find_local_server(base_url: str | None = None, timeout: float = 0.5) -> tupl
 
 
 def model_label(model: Model) -> str:
+    label = getattr(model, "_splitbrain_label", None)
+    if isinstance(label, str):
+        return label
     name = getattr(model, "model_name", None) or type(model).__name__
     system = getattr(model, "system", "") or ""
     if not system or system == "function" or system in str(name):
@@ -577,7 +584,9 @@ class Runtime:
         self.stream = stream
         self.loop_limits = loop_limits or LoopLimits()
         self.state = RunState(sim, lambda e: None, self.loop_limits, max_retries, tuple(backoff))
-        models = [build_model(m, base_url=base_url, api_key=api_key, state=self.state) for m in [model, *fallback]]
+        # base_url and api_key belong to the primary; fallbacks bring their own (objects, or keys from the env)
+        models = [build_model(model, base_url=base_url, api_key=api_key, state=self.state)]
+        models += [build_model(m, state=self.state) for m in fallback]
         self.chain = StickyChain(models)
         self.state.chain = self.chain
         self.state.window = context_window or _window_for(model_label(models[0]))

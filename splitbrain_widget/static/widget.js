@@ -519,6 +519,7 @@ var Relay = class {
     this.queue = [];
     this.seen = /* @__PURE__ */ new Set();
     this.outstanding = /* @__PURE__ */ new Set();
+    this.posted = /* @__PURE__ */ new Map();
     this.pendingStateEvent = null;
     this.stateTimer = null;
     this.lastStateEventAt = 0;
@@ -527,6 +528,7 @@ var Relay = class {
   reload() {
     this.nonce = makeNonce();
     this.ready = false;
+    this.posted.clear();
     for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page was reloaded");
     this.outstanding.clear();
     this.onStatus("loading");
@@ -545,10 +547,33 @@ var Relay = class {
     if (this.ready) this.post(request);
     else this.queue.push(request);
   }
+  /**
+   * Remember what the page was given, so a `values` trait change can be told apart from its echo.
+   * @param {Record<string, unknown>} values
+   */
+  remember(values) {
+    for (const [path, value] of Object.entries(values)) this.posted.set(path, JSON.stringify(value));
+  }
+  /**
+   * The `values` trait changed: post (without an id) whatever differs from what the page has, e.g. a
+   * value assigned to `sim.values` directly. The echo of a request's own values differs in nothing.
+   * @param {Record<string, unknown>} values
+   */
+  valuesChanged(values) {
+    if (!this.ready) return;
+    const changed = {};
+    for (const [path, value] of Object.entries(values ?? {})) {
+      if (this.posted.get(path) !== JSON.stringify(value)) changed[path] = value;
+    }
+    if (Object.keys(changed).length === 0) return;
+    this.remember(changed);
+    this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: changed });
+  }
   /** @param {import("./protocol.js").KernelRequest} request */
   post(request) {
     this.outstanding.add(request.id);
     const values = request.payload.values ?? {};
+    if (request.op !== "state") this.remember(values);
     const type = request.op;
     this.postToTarget({
       source: PARENT_SOURCE,
@@ -575,7 +600,9 @@ var Relay = class {
       this.ready = true;
       this.onStatus("ready");
       this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
-      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: this.currentValues() });
+      const current = this.currentValues();
+      this.remember(current);
+      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: current });
       const queued = this.queue;
       this.queue = [];
       for (const request of queued) this.post(request);
@@ -737,6 +764,7 @@ function render({ model, el }) {
   );
   const onCustom = (msg) => relay.fromKernel(msg);
   const onHtml = () => loadPage();
+  const onValues = () => relay.valuesChanged(model.get("values") ?? {});
   const onHeight = () => {
     iframe.style.height = `${model.get("height") ?? 420}px`;
   };
@@ -744,6 +772,7 @@ function render({ model, el }) {
   model.on("change:_html", onHtml);
   model.on("change:height", onHeight);
   model.on("change:chat_enabled", onChatEnabled);
+  model.on("change:values", onValues);
   const detach = () => model.send({ kind: "event", view_id: viewId, type: "detached" });
   window.addEventListener("pagehide", detach, { signal });
   loadPage();
@@ -760,6 +789,7 @@ function render({ model, el }) {
     model.off("change:_html", onHtml);
     model.off("change:height", onHeight);
     model.off("change:chat_enabled", onChatEnabled);
+    model.off("change:values", onValues);
     unmountPanel?.();
     if (readyTimer) clearTimeout(readyTimer);
     relay.dispose();
