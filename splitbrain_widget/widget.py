@@ -22,6 +22,7 @@ from . import _kernel_tap
 from ._audit import AuditEntry, AuditLog
 from ._bridge import Bridge, PendingRequest
 from ._chat import POLICIES, ChatController, policy_for
+from ._pacing import PACER
 from ._secrets import redact
 from ._stream import Streamer, StreamStats
 from .manifest import Manifest, ParameterError
@@ -366,6 +367,9 @@ class TargetWidget(anywidget.AnyWidget):
                     "no_view", "no view of the widget is displayed, so there is no live target to ask", **base
                 )
             return ToolResult(ok=True, views_applied=0, message=NO_VIEW_MESSAGE, **base)
+        wait_s = PACER.reserve(3)  # the request, the values echo, and (at most) a state echo
+        if wait_s > 0:
+            yield _Wait(lambda: False, time.monotonic() + wait_s)  # a burst: stay under the IOPub limit
         pending = self.bridge.open_request(op, payload, deadline_s)
         finished = False
         try:
