@@ -95,6 +95,12 @@ export class Relay {
     this.pendingStateEvent = null;
     /** @type {ReturnType<typeof setTimeout> | null} */
     this.stateTimer = null;
+    /** @type {ReturnType<typeof setTimeout> | null} */
+    this.errorTimer = null;
+    /** @type {string} */
+    this.pendingError = "";
+    this.errorsSince = 0;
+    this.lastErrorEventAt = 0;
     this.lastStateEventAt = 0;
   }
 
@@ -171,7 +177,13 @@ export class Relay {
     if (!fromFrame || !isTargetMessage(data, this.nonce)) return;
     const msg = /** @type {any} */ (data);
     if (msg.type === "ready") {
-      if (this.ready) return;
+      if (this.ready) {
+        // The page reloaded itself (window.name, the nonce, survives a reload): what it was asked
+        // will not be answered, and it lost the values it had.
+        for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page reloaded itself");
+        this.outstanding.clear();
+        this.posted.clear();
+      }
       this.ready = true;
       this.onStatus("ready");
       this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
@@ -198,12 +210,7 @@ export class Relay {
         if (!this.outstanding.delete(msg.id)) return;
         this.replyError(msg.id, "target_error", message);
       } else {
-        this.sendToKernel({
-          kind: "event",
-          view_id: this.viewId,
-          type: "error",
-          payload: { code: "target_error", message },
-        });
+        this.errorEvent(message);
       }
     }
   }
@@ -240,9 +247,31 @@ export class Relay {
     }, wait);
   }
 
+  /**
+   * Forward errors the page reports outside a request at most once per interval: the latest, with how
+   * many came since, so a page that throws in a loop cannot flood the kernel (or IOPub).
+   * @param {string} message
+   */
+  errorEvent(message) {
+    this.pendingError = message;
+    this.errorsSince = (this.errorsSince ?? 0) + 1;
+    if (this.errorTimer) return;
+    const wait = Math.max(0, (this.lastErrorEventAt ?? 0) + STATE_EVENT_INTERVAL_MS * 10 - Date.now());
+    this.errorTimer = setTimeout(() => {
+      this.errorTimer = null;
+      this.lastErrorEventAt = Date.now();
+      const count = this.errorsSince;
+      this.errorsSince = 0;
+      const text = count > 1 ? `${this.pendingError} (and ${count - 1} more errors)` : this.pendingError;
+      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: text } });
+    }, wait);
+  }
+
   dispose() {
     if (this.stateTimer) clearTimeout(this.stateTimer);
+    if (this.errorTimer) clearTimeout(this.errorTimer);
     this.stateTimer = null;
+    this.errorTimer = null;
   }
 }
 

@@ -76,6 +76,8 @@ class Bridge:
         self.ever_attached = False
         self.on_change = on_change
         self.dropped = 0
+        self.errors_reported = 0
+        self.last_error = ""
 
     # -- requests -----------------------------------------------------------------------------
 
@@ -163,7 +165,10 @@ class Bridge:
             elif event.type == "state" and view is not None:
                 self._set_state_locked(bounded_state(event.payload))
             elif event.type == "error":
-                log.warning("view %s reported an error: %.500s", event.view_id, event.payload)
+                self.errors_reported += 1
+                if self.errors_reported <= 20:  # a target throwing in a loop must not flood the log (IOPub)
+                    log.warning("view %s reported an error: %.500s", event.view_id, event.payload)
+                self.last_error = str(event.payload)[:500]
             # Only a detach can settle pending requests; other events concern the views alone, so they
             # must not wake thousands of calls that wait for their own replies.
             self._notify_locked(None if event.type == "detached" else VIEWS)

@@ -110,6 +110,10 @@ def parse_view_message(content: Any) -> ViewMessage:
     if not isinstance(content, dict):
         raise ProtocolError(f"expected a JSON object, got {type(content).__name__}")
     size = json_size(content)
+    if size > MAX_MESSAGE_BYTES and content.get("kind") == "reply" and "state" in content:
+        # Settle the request all the same, with the marker instead of the state.
+        content = {**content, "state": {"_truncated": True, "bytes": size}}
+        size = json_size(content)
     if size > MAX_MESSAGE_BYTES:
         raise ProtocolError(f"message of {size} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
     try:
@@ -123,7 +127,8 @@ def parse_view_message(content: Any) -> ViewMessage:
 def json_size(value: Any) -> int:
     """Length of ``value`` as compact JSON; a value that cannot be encoded counts as unbounded."""
     try:
-        return len(json.dumps(value, separators=(",", ":"), allow_nan=False))
+        # Characters, not ASCII-escaped bytes: the view bounds states the same way (JSON.stringify length).
+        return len(json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=False))
     except (TypeError, ValueError, RecursionError):
         return MAX_MESSAGE_BYTES + 1
 

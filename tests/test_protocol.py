@@ -43,7 +43,7 @@ def test_an_event_parses() -> None:
         ({"kind": "event", "view_id": "v", "type": "explode"}, "type"),
         ({"kind": "chat", "text": "x" * 30_000}, "text"),
         ({"kind": "event", "view_id": "v", "type": "state", "payload": "x" * (MAX_MESSAGE_BYTES + 1)}, "exceeds"),
-        ({"kind": "reply", "id": "r", "view_id": "v", "ok": True, "state": {"x": float("nan")}}, "exceeds"),
+        ({"kind": "event", "view_id": "v", "type": "state", "payload": {"x": float("nan")}}, "exceeds"),
     ],
 )
 def test_bad_messages_are_refused_with_a_reason(content: object, why: str) -> None:
@@ -74,3 +74,16 @@ def test_waiting_on_a_predicate_that_reads_the_bridge_does_not_deadlock() -> Non
     bridge = Bridge()
     assert bridge.wait_until(lambda: bool(bridge.live_views()), time.monotonic() + 0.2) is False
     assert asyncio.run(bridge.await_until(lambda: bool(bridge.ready_views()), time.monotonic() + 0.2)) is False
+
+
+def test_an_oversized_reply_still_settles_its_request_with_a_marker() -> None:
+    message = parse_view_message(
+        {"kind": "reply", "id": "r1", "view_id": "v", "ok": True, "state": {"b": "é" * 1_200_000}}
+    )
+    assert isinstance(message, ReplyMessage) and message.state is not None and message.state["_truncated"] is True
+
+
+def test_sizes_count_characters_like_the_view() -> None:
+    from splitbrain_widget.protocol import json_size
+
+    assert json_size({"b": "é" * 10}) == len('{"b":"' + "é" * 10 + '"}')

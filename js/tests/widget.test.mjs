@@ -123,3 +123,25 @@ test("a values-trait change the page has not seen is applied; the echo of a requ
   assert.deepEqual(toTarget.at(-1).payload, { "d.color": "red" });
   assert.equal(toTarget.at(-1).id, undefined);
 });
+
+test("a page that reloads itself answers what it owed with not_ready and gets the values again", () => {
+  const { relay, toKernel, toTarget } = setup();
+  fromTarget(relay, { type: "ready" });
+  relay.fromKernel(req("r1"));
+  fromTarget(relay, { type: "ready" }); // the same nonce: the page reloaded itself
+  const reply = toKernel.find((m) => m.kind === "reply");
+  assert.equal(reply.error.code, "not_ready");
+  assert.deepEqual(toTarget.at(-1).payload, { "s.speed": 8 }); // the catch-up apply again
+  assert.equal(toKernel.filter((m) => m.type === "ready").length, 2);
+});
+
+test("errors outside requests are coalesced", async () => {
+  const { relay, toKernel } = setup();
+  fromTarget(relay, { type: "ready" });
+  for (let i = 0; i < 1000; i++) fromTarget(relay, { type: "error", error: { code: "target_error", message: `boom ${i}` } });
+  await new Promise((r) => setTimeout(r, 50));
+  const errors = toKernel.filter((m) => m.type === "error");
+  assert.equal(errors.length, 1);
+  assert.match(errors[0].payload.message, /boom 999 \(and 999 more errors\)/);
+  relay.dispose();
+});

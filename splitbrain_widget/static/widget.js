@@ -522,6 +522,10 @@ var Relay = class {
     this.posted = /* @__PURE__ */ new Map();
     this.pendingStateEvent = null;
     this.stateTimer = null;
+    this.errorTimer = null;
+    this.pendingError = "";
+    this.errorsSince = 0;
+    this.lastErrorEventAt = 0;
     this.lastStateEventAt = 0;
   }
   /** A new page load: fresh nonce, not ready; queued requests stay queued. */
@@ -596,7 +600,11 @@ var Relay = class {
       data
     );
     if (msg.type === "ready") {
-      if (this.ready) return;
+      if (this.ready) {
+        for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page reloaded itself");
+        this.outstanding.clear();
+        this.posted.clear();
+      }
       this.ready = true;
       this.onStatus("ready");
       this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
@@ -622,12 +630,7 @@ var Relay = class {
         if (!this.outstanding.delete(msg.id)) return;
         this.replyError(msg.id, "target_error", message);
       } else {
-        this.sendToKernel({
-          kind: "event",
-          view_id: this.viewId,
-          type: "error",
-          payload: { code: "target_error", message }
-        });
+        this.errorEvent(message);
       }
     }
   }
@@ -661,9 +664,30 @@ var Relay = class {
       if (payload) this.sendToKernel({ kind: "event", view_id: this.viewId, type: "state", payload });
     }, wait);
   }
+  /**
+   * Forward errors the page reports outside a request at most once per interval: the latest, with how
+   * many came since, so a page that throws in a loop cannot flood the kernel (or IOPub).
+   * @param {string} message
+   */
+  errorEvent(message) {
+    this.pendingError = message;
+    this.errorsSince = (this.errorsSince ?? 0) + 1;
+    if (this.errorTimer) return;
+    const wait = Math.max(0, (this.lastErrorEventAt ?? 0) + STATE_EVENT_INTERVAL_MS * 10 - Date.now());
+    this.errorTimer = setTimeout(() => {
+      this.errorTimer = null;
+      this.lastErrorEventAt = Date.now();
+      const count = this.errorsSince;
+      this.errorsSince = 0;
+      const text = count > 1 ? `${this.pendingError} (and ${count - 1} more errors)` : this.pendingError;
+      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: text } });
+    }, wait);
+  }
   dispose() {
     if (this.stateTimer) clearTimeout(this.stateTimer);
+    if (this.errorTimer) clearTimeout(this.errorTimer);
     this.stateTimer = null;
+    this.errorTimer = null;
   }
 };
 var STYLE = `
