@@ -25,7 +25,6 @@ class Pacer:
         self.window = window
         self._sent: deque[float] = deque()
         self._lock = threading.Lock()
-        self._last_start = 0.0
 
     def reserve(self, messages: int = 1) -> float:
         """Book ``messages`` sends; return how many seconds to wait before sending them (0: go now)."""
@@ -37,11 +36,6 @@ class Pacer:
             start = now
             if len(self._sent) + messages > self.capacity:
                 start = self._sent[len(self._sent) + messages - self.capacity - 1] + self.window
-            # Strictly later than the previous reservation: waits that end in reservation order keep
-            # concurrent calls in the order they were made (equal timer deadlines may fire in any order).
-            if start > now:
-                start = max(start, self._last_start + 1e-6)
-            self._last_start = max(self._last_start, start)
             self._sent.extend([start] * messages)
             return max(0.0, start - now)
 
