@@ -95,7 +95,7 @@ export const PANEL_STYLE = `
 .sb-panel-head .sb-model { color: var(--jp-ui-font-color2, #666); font-size: .9em; margin-left: auto; }
 .sb-log { flex: 1 1 auto; overflow-y: auto; padding: 6px 8px; display: flex; flex-direction: column; gap: 6px; min-height: 120px; }
 .sb-msg { padding: 5px 8px; border-radius: 6px; line-height: 1.35; white-space: pre-wrap; overflow-wrap: anywhere; }
-.sb-msg.sb-user { align-self: flex-end; background: var(--jp-brand-color3, #cfe3fc); color: var(--jp-ui-font-color0, #111); max-width: 85%; }
+.sb-msg.sb-user { align-self: flex-end; background: var(--jp-brand-color1, #1976d2); color: #fff; max-width: 85%; }
 .sb-msg.sb-assistant { background: var(--jp-layout-color2, #f2f2f2); }
 .sb-msg.sb-error { background: var(--jp-error-color3, #fbe0e0); color: var(--jp-error-color0, #900); }
 .sb-chip { display: inline-block; border-radius: 10px; padding: 1px 8px; font-size: .9em; border: 1px solid var(--jp-border-color1, #bbb); }
