@@ -124,17 +124,6 @@ test("a values-trait change the page has not seen is applied; the echo of a requ
   assert.equal(toTarget.at(-1).id, undefined);
 });
 
-test("a page that reloads itself answers what it owed with not_ready and gets the values again", () => {
-  const { relay, toKernel, toTarget } = setup();
-  fromTarget(relay, { type: "ready" });
-  relay.fromKernel(req("r1"));
-  fromTarget(relay, { type: "ready" }); // the same nonce: the page reloaded itself
-  const reply = toKernel.find((m) => m.kind === "reply");
-  assert.equal(reply.error.code, "not_ready");
-  assert.deepEqual(toTarget.at(-1).payload, { "s.speed": 8 }); // the catch-up apply again
-  assert.equal(toKernel.filter((m) => m.type === "ready").length, 2);
-});
-
 test("errors outside requests are coalesced", async () => {
   const { relay, toKernel } = setup();
   fromTarget(relay, { type: "ready" });

@@ -600,11 +600,7 @@ var Relay = class {
       data
     );
     if (msg.type === "ready") {
-      if (this.ready) {
-        for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page reloaded itself");
-        this.outstanding.clear();
-        this.posted.clear();
-      }
+      if (this.ready) return;
       this.ready = true;
       this.onStatus("ready");
       this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
