@@ -15,13 +15,21 @@
  * - runs handlers strictly one after another, awaiting promises, and answers
  *   each message with a `state` (the handler's object, else the last reported
  *   state) or an `error` with code `target_error`;
- * - posts `ready` with targetOrigin '*' and everything else to the origin of
- *   the first accepted parent message ('*' while unknown or opaque).
+ * - posts `ready` (with a fresh id per page load, so the view notices a page
+ *   that reloads itself) with targetOrigin '*' and everything else to the
+ *   origin of the first accepted parent message ('*' while unknown or opaque).
  *
  * In a page that is not framed (`window.parent === window`) the API exists but
  * posts nothing and listens to nothing, so a target can be opened on its own.
  */
-import { MAX_BUFFERED, TARGET_SOURCE, errorText, isParentMessage, isTargetMessage, unwrapValues } from "./protocol.js";
+import {
+  MAX_BUFFERED,
+  TARGET_SOURCE,
+  errorText,
+  isParentMessage,
+  isTargetMessage,
+  unwrapValues,
+} from "./protocol.js";
 
 /** @typedef {import("./protocol.js").Values} Values */
 /** @typedef {import("./protocol.js").State} State */
@@ -132,6 +140,9 @@ export function installBridge(targetWindow) {
   if (existing) return existing;
 
   const nonce = typeof targetWindow.name === "string" ? targetWindow.name : "";
+  // window.name (the nonce) survives a reload of the page by itself; this id does not. It is no
+  // secret (the nonce is), only different per load.
+  const load = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   const parentWindow = targetWindow.parent;
   const framed = parentWindow != null && parentWindow !== /** @type {unknown} */ (targetWindow);
 
@@ -264,7 +275,7 @@ export function installBridge(targetWindow) {
       if (isReady) return;
       isReady = true;
       if (!framed) return;
-      post({ type: "ready" }, undefined, "*");
+      post({ type: "ready", load }, undefined, "*");
       for (const message of buffered.splice(0)) schedule(message);
       if (droppedBeforeReady > 0) {
         const text =

@@ -134,11 +134,14 @@ export const MAX_BUFFERED = 10000;
 /** @typedef {"ready" | "state" | "error"} TargetMessageType */
 
 /**
- * target -> view: the target is listening.
+ * target -> view: the target is listening. `load` is fresh for every load of the page (the bridge
+ * draws it when it runs), so a page that reloads itself, keeping its nonce, is told apart from a
+ * repeated ready of the same load.
  * @typedef {object} TargetReady
  * @property {typeof TARGET_SOURCE} source
  * @property {string} nonce
  * @property {"ready"} type
+ * @property {string} [load]
  */
 
 /**
@@ -259,6 +262,7 @@ export function isTargetMessage(data, nonce) {
   if (!hasEnvelope(data, TARGET_SOURCE, nonce)) return false;
   if (!TARGET_TYPES.has(data.type) || !isOptionalId(data.id)) return false;
   if (data.type === "state") return isPlainObject(data.payload);
+  if (data.type === "ready") return data.load === undefined || (typeof data.load === "string" && data.load.length <= 64);
   if (data.type === "error") {
     const error = data.error;
     return isPlainObject(error) && typeof error.code === "string" && typeof error.message === "string";

@@ -22,6 +22,13 @@ export const MAX_STATE_CHARS = 1_000_000;
 export const STATE_EVENT_INTERVAL_MS = 100;
 /** How long a target may take to call SplitBrain.ready() before the view reports it. */
 export const READY_TIMEOUT_MS = 15_000;
+/**
+ * Messages a target may post in one second, besides answers to requests it was sent. Past it the
+ * view stops the page (unloads it) and says so once: message events run on the notebook page's
+ * own thread, so a page posting without pause would starve every other widget of the page.
+ * An honest target posts a state per frame (60 a second).
+ */
+export const MAX_TARGET_MESSAGES_PER_S = 5_000;
 /** Request ids remembered per view, so that each is applied at most once. */
 const SEEN_IDS = 20_000;
 
@@ -74,15 +81,25 @@ export class Relay {
    * @param {(msg: any) => void} opts.postToTarget  posts to the iframe (targetOrigin '*')
    * @param {() => Record<string, unknown>} opts.currentValues  the `values` trait
    * @param {(status: "loading" | "ready" | "error", detail?: string) => void} [opts.onStatus]
+   * @param {(why: string) => void} [opts.onStopped]  the page broke its message budget: unload it
+   * @param {() => number} [opts.now]  a clock in ms (tests)
    */
-  constructor({ viewId, sendToKernel, postToTarget, currentValues, onStatus }) {
+  constructor({ viewId, sendToKernel, postToTarget, currentValues, onStatus, onStopped, now }) {
     this.viewId = viewId;
     this.sendToKernel = sendToKernel;
     this.postToTarget = postToTarget;
     this.currentValues = currentValues;
     this.onStatus = onStatus ?? (() => {});
+    this.onStopped = onStopped ?? (() => {});
+    this.now = now ?? (() => Date.now());
     this.nonce = makeNonce();
     this.ready = false;
+    /** the `load` id of the page's ready ("" before it, or from a bridge that sends none) */
+    this.loadId = "";
+    /** why the page was stopped ("" while it runs) */
+    this.stopped = "";
+    this.budgetStart = 0;
+    this.budgetUsed = 0;
     /** @type {import("./protocol.js").KernelRequest[]} */
     this.queue = [];
     /** @type {Set<string>} ids already accepted from the kernel */
@@ -108,6 +125,9 @@ export class Relay {
   reload() {
     this.nonce = makeNonce();
     this.ready = false;
+    this.loadId = "";
+    this.stopped = "";
+    this.budgetUsed = 0;
     this.posted.clear();
     // Requests posted to the old page will never be answered by it: answer them now.
     for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page was reloaded");
@@ -123,7 +143,8 @@ export class Relay {
     if (this.seen.has(request.id)) return;
     this.seen.add(request.id);
     if (this.seen.size > SEEN_IDS) this.seen.delete(this.seen.values().next().value ?? "");
-    if (this.ready) this.post(request);
+    if (this.stopped) this.replyError(request.id, "not_ready", this.stopped);
+    else if (this.ready) this.post(request);
     else this.queue.push(request);
   }
 
@@ -174,12 +195,25 @@ export class Relay {
    * @param {boolean} fromFrame
    */
   fromTarget(data, fromFrame) {
-    if (!fromFrame || !isTargetMessage(data, this.nonce)) return;
+    if (!fromFrame || this.stopped) return;
+    const answers = isTargetMessage(data, this.nonce) && typeof data.id === "string" && this.outstanding.has(data.id);
+    if (!answers && !this.withinBudget()) return;
+    if (!isTargetMessage(data, this.nonce)) return;
     const msg = /** @type {any} */ (data);
     if (msg.type === "ready") {
-      // A second ready from the same frame and nonce is ignored: a page that floods readies must not
-      // disturb its calls. (A page that reloads itself is therefore not noticed: an open issue.)
-      if (this.ready) return;
+      const load = typeof msg.load === "string" ? msg.load : "";
+      if (this.ready) {
+        // The same load again: ignored, so a page repeating ready cannot disturb its calls. A new
+        // load: the page reloaded itself (its nonce, window.name, survives that). What the old page
+        // was asked will not be answered, and the new one starts from its defaults.
+        if (load === "" || load === this.loadId) return;
+        for (const id of this.outstanding) {
+          this.replyError(id, "not_ready", "the target page reloaded itself before answering");
+        }
+        this.outstanding.clear();
+        this.posted.clear();
+      }
+      this.loadId = load;
       this.ready = true;
       this.onStatus("ready");
       this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
@@ -209,6 +243,43 @@ export class Relay {
         this.errorEvent(message);
       }
     }
+  }
+
+  /**
+   * Count one message the page posted on its own (not an answer to a request). Past
+   * MAX_TARGET_MESSAGES_PER_S in a second the page is stopped: every request it holds or will get
+   * is answered with `not_ready` (saying why), the kernel is told once, and `onStopped` unloads it.
+   * @returns {boolean} whether the message may be handled
+   */
+  withinBudget() {
+    const now = this.now();
+    if (now - this.budgetStart >= 1000) {
+      this.budgetStart = now;
+      this.budgetUsed = 0;
+    }
+    this.budgetUsed += 1;
+    if (this.budgetUsed <= MAX_TARGET_MESSAGES_PER_S) return true;
+    this.stop(
+      `the target was stopped: it posted more than ${MAX_TARGET_MESSAGES_PER_S} messages within one second. ` +
+        "The change is kept and applies once it is restarted (the status bar's Restart button, or display the widget again)",
+    );
+    return false;
+  }
+
+  /** @param {string} why */
+  stop(why) {
+    if (this.stopped) return;
+    this.stopped = why;
+    this.ready = false;
+    // not_ready, not target_error: the page did not refuse these values, so the kernel keeps them
+    // and the restarted page gets them with its catch-up apply.
+    for (const id of this.outstanding) this.replyError(id, "not_ready", why);
+    this.outstanding.clear();
+    for (const request of this.queue.splice(0)) this.replyError(request.id, "not_ready", why);
+    this.posted.clear();
+    this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: why } });
+    this.onStatus("error", why);
+    this.onStopped(why);
   }
 
   /**
@@ -278,6 +349,7 @@ const STYLE = `
 .splitbrain-status { display: flex; gap: .5em; align-items: center; font-size: var(--jp-ui-font-size1, 13px);
   padding: 3px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); background: var(--jp-layout-color2, #f5f5f5); }
 .splitbrain-status .sb-title { font-weight: 600; }
+.splitbrain-status .sb-restart { margin-left: auto; font: inherit; cursor: pointer; }
 .splitbrain-status .sb-dot { width: .6em; height: .6em; border-radius: 50%; background: #bbb; flex: none; }
 .splitbrain-status[data-status="ready"] .sb-dot { background: #2e9d4d; }
 .splitbrain-status[data-status="error"] .sb-dot { background: #d33; }
@@ -302,9 +374,12 @@ function render({ model, el }) {
   status.className = "splitbrain-status";
   status.setAttribute("role", "status");
   status.setAttribute("aria-live", "polite");
-  status.innerHTML = '<span class="sb-dot"></span><span class="sb-title"></span><span class="sb-detail"></span>';
+  status.innerHTML =
+    '<span class="sb-dot"></span><span class="sb-title"></span><span class="sb-detail"></span>' +
+    '<button type="button" class="sb-restart" hidden>Restart target</button>';
   const titleEl = /** @type {HTMLElement} */ (status.querySelector(".sb-title"));
   const detailEl = /** @type {HTMLElement} */ (status.querySelector(".sb-detail"));
+  const restart = /** @type {HTMLButtonElement} */ (status.querySelector(".sb-restart"));
   const layout = document.createElement("div");
   layout.className = "sb-layout";
   const targetBox = document.createElement("div");
@@ -345,11 +420,25 @@ function render({ model, el }) {
 
   /** @type {ReturnType<typeof setTimeout> | null} */
   let readyTimer = null;
+  /** @type {Window | null} the page last stopped for flooding (its queued messages are dropped) */
+  let stoppedWindow = null;
   const relay = new Relay({
     viewId,
     sendToKernel: (msg) => model.send(msg),
     postToTarget: (msg) => iframe.contentWindow?.postMessage(msg, "*"),
     currentValues: () => model.get("values") ?? {},
+    onStopped: () => {
+      // Unload the page (its timers and its flood end with it) and offer a restart.
+      stoppedWindow = iframe.contentWindow;
+      const stoppedFrame = document.createElement("iframe");
+      stoppedFrame.setAttribute("sandbox", "");
+      stoppedFrame.setAttribute("title", "stopped target");
+      stoppedFrame.style.height = `${model.get("height") ?? 420}px`;
+      iframe.replaceWith(stoppedFrame);
+      iframe = stoppedFrame;
+      if (readyTimer) clearTimeout(readyTimer);
+      restart.hidden = false;
+    },
     onStatus: (s, detail) => {
       status.dataset.status = s;
       detailEl.textContent = detail ?? (s === "loading" ? "loading…" : s);
@@ -359,6 +448,7 @@ function render({ model, el }) {
   });
 
   function loadPage() {
+    restart.hidden = true;
     relay.reload();
     titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
     root.dataset.target = model.get("target_id") ?? "";
@@ -376,9 +466,20 @@ function render({ model, el }) {
 
   window.addEventListener(
     "message",
-    (event) => relay.fromTarget(event.data, event.source !== null && event.source === iframe.contentWindow),
-    { signal },
+    (event) => {
+      // What a stopped page posted before it was unloaded may still be queued (a flood: 100,000s of
+      // events): end each one here, in the capture phase, before any other listener of the page.
+      if (event.source !== null && event.source === stoppedWindow) {
+        event.stopImmediatePropagation();
+        return;
+      }
+      // Checked before event.data is read: other frames' messages (a flood among them) cost nothing here.
+      if (event.source === null || event.source !== iframe.contentWindow) return;
+      relay.fromTarget(event.data, true);
+    },
+    { signal, capture: true },
   );
+  restart.addEventListener("click", () => loadPage(), { signal });
   /** @param {any} msg */
   const onCustom = (msg) => relay.fromKernel(msg);
   const onHtml = () => loadPage();

@@ -98,6 +98,11 @@ class Bridge:
             self.pending.pop(pending.id, None)
             self._notify_locked(pending.id)
 
+    def touch(self, request_id: str) -> None:
+        """Wake whoever waits on ``request_id`` (its request was just sent on its behalf)."""
+        with self._lock:
+            self._notify_locked(request_id)
+
     def fail_all(self, code: str, message: str) -> None:
         """Settle every pending request with an error (kernel shutdown, widget closed, Stop)."""
         with self._lock:

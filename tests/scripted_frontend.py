@@ -7,6 +7,7 @@ runs on the test's thread: jupyter_client's sockets are not thread-safe.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import queue
@@ -75,6 +76,7 @@ class ScriptedFrontend:
         self.views: dict[str, FakeView] = {}
         self.timers: list[tuple[float, Callable[[], None]]] = []
         self.sent_reply_ids: list[str] = []
+        self.updates: collections.Counter[str] = collections.Counter()  # trait name -> update messages seen
 
     # -- cells --------------------------------------------------------------------------------
 
@@ -165,6 +167,12 @@ class ScriptedFrontend:
         self.views.pop(view.view_id, None)
         self.send_custom(view.comm_id, {"kind": "event", "view_id": view.view_id, "type": "detached"})
 
+    def request_state(self, comm_id: str) -> None:
+        """Ask the kernel for the widget's whole state, as a reloaded page's widget manager does."""
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "request_state"}})
+        self.kc.shell_channel.send(msg)
+        self.run("pass")  # the kernel answers on its main loop, before this cell
+
     def send_custom(self, comm_id: str, content: dict[str, Any]) -> str:
         """Send one anywidget custom message to the kernel; returns its msg_id."""
         msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}})
@@ -193,6 +201,7 @@ class ScriptedFrontend:
         comm_id = content["comm_id"]
         if data.get("method") == "update":
             self.comms.setdefault(comm_id, {}).update(data.get("state", {}))
+            self.updates.update(data.get("state", {}).keys())
             return None
         if data.get("method") != "custom":
             return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,6 +145,23 @@ def test_target_error_is_reported_with_its_text(fe: ScriptedFrontend) -> None:
     assert out.strip() == "False target_error TypeError: boom in onApply"
 
 
+def test_a_refused_change_gives_back_the_values_it_replaced(fe: ScriptedFrontend) -> None:
+    """The target refused it (target_error): the kernel must not claim the page has it, nor re-send it on reload."""
+    view = fe.attach(fe.widget_comm(), "v1")
+    fe.check("assert sim.set_parameters({'speed': 6, 'color': 'red'}).ok")
+    view.behaviour = "throw"
+    out = fe.check(
+        "r = sim.set_parameters({'speed': 4, 'color': 'blue'})\n"
+        "print(r.ok, r.error.code, sim.values['settings.speed'], sim.values['display.color'])"
+    )
+    assert out.split() == ["False", "target_error", "6", "red"]
+    view.behaviour = "ok"
+    out = fe.check(
+        "r = sim.set_parameter('speed', 5)\nprint(r.ok, sim.values['settings.speed'], sim.values['display.color'])"
+    )
+    assert out.split() == ["True", "5", "red"]
+
+
 def test_keyboard_interrupt_during_a_wait_is_clean(fe: ScriptedFrontend) -> None:
     view = fe.attach(fe.widget_comm(), "v1")
     view.behaviour = "silent"
@@ -199,3 +217,30 @@ def test_many_calls_leave_no_pending_entries(fe: ScriptedFrontend) -> None:
         "print(ok, len(sim.bridge.pending), len(getattr(c, '_reply_subshell_ids', {})), len(sim.audit))"
     )
     assert out.split() == ["300", "0", "0", "300"]
+
+
+def test_a_burst_of_async_calls_reaches_the_view_in_call_order(fe: ScriptedFrontend) -> None:
+    """Past the IOPub budget calls wait their turn in one queue: the view gets them in call order, each
+    once, and the values echo is coalesced (a burst would otherwise spend a message per call on it)."""
+    comm = fe.widget_comm()
+    view = fe.attach(comm, "v1")
+    fe.updates.clear()
+    n = 2500
+    out = fe.check(
+        f"rs = await asyncio.gather(*[sim.aset_parameter('speed', i % 40, timeout=30) for i in range({n})])\n"
+        "print(sum(r.ok for r in rs), len(sim.bridge.pending), sim.values['settings.speed'])\n"
+        "print('FAILED', [str(r) for r in rs if not r.ok][:3])",
+        timeout=120,
+    )
+    assert out.split()[:3] == [str(n), "0", str((n - 1) % 40)], out
+    counters = [int(rid[1:].split("-")[0]) for rid in view.applied_ids[-n:]]
+    assert len(set(view.applied_ids)) == len(view.applied_ids)
+    assert counters == sorted(counters), "requests reached the view out of call order"
+    assert view.values["settings.speed"] == (n - 1) % 40
+    # the views' copy of the values trait ends right (the coalesced echo comes behind the queue), with
+    # far fewer echoes than calls
+    deadline = time.monotonic() + 30
+    while fe.comms[comm]["values"]["settings.speed"] != (n - 1) % 40 and time.monotonic() < deadline:
+        fe.run("pass")
+    assert fe.comms[comm]["values"]["settings.speed"] == (n - 1) % 40
+    assert fe.updates["values"] < n / 2, fe.updates

@@ -87,8 +87,10 @@ def test_the_page_reloads_and_a_new_view_takes_over(fe: ScriptedFrontend) -> Non
     old = fe.attach(fe.widget_comm(), "before-reload")
     fe.check("sim.set_parameter('speed', 21)")
     fe.detach(old)
+    fe.comms[fe.widget_comm()]["values"] = {}  # the new page knows nothing ...
+    fe.request_state(fe.widget_comm())  # ... until its widget manager asks the kernel
     new = fe.attach(fe.widget_comm(), "after-reload")
-    assert new.values["settings.speed"] == 21  # restored from the synced trait
+    assert new.values["settings.speed"] == 21  # restored from the kernel's trait
     out = fe.check("r = sim.set_parameter('speed', 22)\nprint(r.ok, r.views_applied)")
     assert out.split() == ["True", "1"]
     survived(fe, 22)

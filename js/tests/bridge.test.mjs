@@ -11,7 +11,7 @@ import { describe, test } from "node:test";
 import vm from "node:vm";
 
 import { installBridge } from "../bridge.js";
-import { MAX_BUFFERED, MAX_ERROR_TEXT, PARENT_SOURCE, TARGET_SOURCE } from "../protocol.js";
+import { MAX_BUFFERED, MAX_ERROR_TEXT, PARENT_SOURCE, TARGET_SOURCE, isTargetMessage } from "../protocol.js";
 
 const NONCE = "0123456789abcdef0123456789abcdef";
 const PARENT_ORIGIN = "http://localhost:8888";
@@ -95,13 +95,27 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("ready", () => {
-  test("posts ready once, to '*', with source and nonce", () => {
+  test("posts ready once, to '*', with source, nonce and a load id", () => {
     const frame = makeFrame();
     frame.api.ready();
     frame.api.ready();
-    assert.deepEqual(frame.parent.posted, [
-      { message: { source: TARGET_SOURCE, nonce: NONCE, type: "ready" }, targetOrigin: "*" },
-    ]);
+    assert.equal(frame.parent.posted.length, 1);
+    const { message, targetOrigin } = frame.parent.posted[0];
+    assert.equal(targetOrigin, "*");
+    assert.deepEqual({ ...message, load: undefined }, { source: TARGET_SOURCE, nonce: NONCE, type: "ready", load: undefined });
+    assert.match(message.load, /^[0-9a-z]+-[0-9a-z]+$/);
+    assert.ok(isTargetMessage(message, NONCE), "the view accepts it");
+  });
+
+  test("each load of the page (each run of the bridge) has its own load id, the nonce stays", () => {
+    const ids = new Set();
+    for (let i = 0; i < 50; i += 1) {
+      const frame = makeFrame();
+      frame.api.ready();
+      ids.add(frame.parent.posted[0].message.load);
+      assert.equal(frame.parent.posted[0].message.nonce, NONCE);
+    }
+    assert.equal(ids.size, 50);
   });
 
   test("the nonce is window.name", () => {
@@ -696,7 +710,7 @@ describe("the built bundle (splitbrain_widget/static/bridge.js)", () => {
     assert.deepEqual(
       frame.parent.posted.map((p) => [p.message, p.targetOrigin]),
       [
-        [{ source: TARGET_SOURCE, nonce: NONCE, type: "ready" }, "*"],
+        [{ source: TARGET_SOURCE, nonce: NONCE, type: "ready", load: frame.parent.posted[0].message.load }, "*"],
         [{ source: TARGET_SOURCE, nonce: NONCE, type: "state", id: "r1", payload: { speed: 5, n: 1 } }, PARENT_ORIGIN],
       ],
     );

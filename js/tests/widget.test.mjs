@@ -1,19 +1,23 @@
 // The view's relay (queue before ready, flush in order, first-reply bookkeeping) and panel helpers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Relay, boundState, MAX_STATE_CHARS } from "../widget.js";
+import { Relay, boundState, MAX_STATE_CHARS, MAX_TARGET_MESSAGES_PER_S } from "../widget.js";
 import { describeCall, chipStatus, stepFor } from "../panel.js";
 
 function setup() {
   const toKernel = [];
   const toTarget = [];
+  const stopped = [];
+  const clock = { ms: 1_000_000 };
   const relay = new Relay({
     viewId: "v1",
     sendToKernel: (m) => toKernel.push(m),
     postToTarget: (m) => toTarget.push(m),
     currentValues: () => ({ "s.speed": 8 }),
+    onStopped: (why) => stopped.push(why),
+    now: () => clock.ms,
   });
-  return { relay, toKernel, toTarget };
+  return { relay, toKernel, toTarget, stopped, clock };
 }
 
 const req = (id, op = "apply", values = { "s.speed": Number(id.slice(1)) }) => ({ kind: "request", id, op, payload: { values } });
@@ -79,6 +83,76 @@ test("a reload answers requests the old page never will, and waits for ready aga
   assert.equal(relay.ready, false);
   const reply = toKernel.find((m) => m.kind === "reply");
   assert.equal(reply.error.code, "not_ready");
+});
+
+test("a page that reloads itself (same nonce, new load id) is noticed: its call ends, its values come back", () => {
+  const { relay, toKernel, toTarget } = setup();
+  fromTarget(relay, { type: "ready", load: "load-1" });
+  relay.fromKernel(req("r1"));
+  toTarget.length = 0;
+  fromTarget(relay, { type: "ready", load: "load-2" });
+  const reply = toKernel.find((m) => m.kind === "reply");
+  assert.equal(reply.id, "r1");
+  assert.equal(reply.error.code, "not_ready");
+  assert.match(reply.error.message, /reloaded itself/);
+  assert.deepEqual(toTarget.map((m) => [m.type, m.id, m.payload]), [["apply", undefined, { "s.speed": 8 }]]);
+  // and the reloaded page answers what comes next
+  relay.fromKernel(req("r2"));
+  fromTarget(relay, { type: "state", id: "r2", payload: { ok: 1 } });
+  assert.equal(toKernel.filter((m) => m.kind === "reply" && m.ok).length, 1);
+});
+
+test("a repeated ready of the same load (or without one) is ignored: flooding readies cannot fail calls", () => {
+  const { relay, toKernel, toTarget } = setup();
+  fromTarget(relay, { type: "ready", load: "load-1" });
+  relay.fromKernel(req("r1"));
+  for (let i = 0; i < 100; i += 1) fromTarget(relay, { type: "ready", load: "load-1" });
+  for (let i = 0; i < 100; i += 1) fromTarget(relay, { type: "ready" });
+  assert.equal(toKernel.filter((m) => m.kind === "reply").length, 0);
+  assert.equal(toKernel.filter((m) => m.type === "ready").length, 1);
+  assert.equal(toTarget.filter((m) => m.id === undefined).length, 1); // one catch-up apply
+  fromTarget(relay, { type: "state", id: "r1", payload: { x: 1 } });
+  assert.equal(toKernel.find((m) => m.kind === "reply").ok, true);
+});
+
+test("a page past its message budget is stopped: its calls fail at once, the kernel is told once", () => {
+  const { relay, toKernel, stopped, clock } = setup();
+  fromTarget(relay, { type: "ready", load: "a" });
+  relay.fromKernel(req("r1"));
+  // the ready counts too: the page's own messages up to the budget are handled
+  for (let i = 1; i < MAX_TARGET_MESSAGES_PER_S; i += 1) fromTarget(relay, { type: "state", payload: { i } });
+  assert.equal(stopped.length, 0, "the budget itself is allowed");
+  for (let i = 0; i < 10_000; i += 1) fromTarget(relay, { type: "state", payload: { i } });
+  assert.equal(stopped.length, 1);
+  assert.match(stopped[0], /more than 5000 messages within one second/);
+  const replies = toKernel.filter((m) => m.kind === "reply");
+  assert.deepEqual(replies.map((m) => [m.id, m.error.code]), [["r1", "not_ready"]]);
+  const errors = toKernel.filter((m) => m.kind === "event" && m.type === "error");
+  assert.equal(errors.length, 1);
+  // later requests are answered at once, not posted to a page that is gone
+  relay.fromKernel(req("r2"));
+  assert.deepEqual(toKernel.at(-1), { kind: "reply", id: "r2", view_id: "v1", ok: false, error: { code: "not_ready", message: stopped[0].slice(0, 500) } });
+  // a restart (a new page load) runs again with a fresh budget
+  relay.reload();
+  clock.ms += 10;
+  fromTarget(relay, { type: "ready", load: "b" });
+  assert.equal(relay.ready, true);
+  assert.equal(relay.stopped, "");
+});
+
+test("the budget is per second, and answers to requests do not count against it", () => {
+  const { relay, stopped, clock, toKernel } = setup();
+  fromTarget(relay, { type: "ready", load: "a" });
+  for (let second = 0; second < 5; second += 1) {
+    for (let i = 0; i < MAX_TARGET_MESSAGES_PER_S - 100; i += 1) fromTarget(relay, { type: "state", payload: { i } });
+    clock.ms += 1000;
+  }
+  for (let i = 0; i < 2 * MAX_TARGET_MESSAGES_PER_S; i += 1) {
+    relay.fromKernel(req(`r${i}`));
+    fromTarget(relay, { type: "state", id: `r${i}`, payload: { i } });
+  }
+  assert.equal(stopped.length, 0);
+  assert.equal(toKernel.filter((m) => m.kind === "reply" && m.ok).length, 2 * MAX_TARGET_MESSAGES_PER_S);
 });
 
 test("oversized or non-object states are replaced by a marker", () => {

@@ -27,6 +27,7 @@ function isTargetMessage(data, nonce) {
   if (!hasEnvelope(data, TARGET_SOURCE, nonce)) return false;
   if (!TARGET_TYPES.has(data.type) || !isOptionalId(data.id)) return false;
   if (data.type === "state") return isPlainObject(data.payload);
+  if (data.type === "ready") return data.load === void 0 || typeof data.load === "string" && data.load.length <= 64;
   if (data.type === "error") {
     const error = data.error;
     return isPlainObject(error) && typeof error.code === "string" && typeof error.message === "string";
@@ -475,6 +476,7 @@ function buildInspector(container, model, signal) {
 var MAX_STATE_CHARS = 1e6;
 var STATE_EVENT_INTERVAL_MS = 100;
 var READY_TIMEOUT_MS = 15e3;
+var MAX_TARGET_MESSAGES_PER_S = 5e3;
 var SEEN_IDS = 2e4;
 function trace(id, hop) {
   const log = (
@@ -506,16 +508,25 @@ var Relay = class {
    * @param {(msg: any) => void} opts.postToTarget  posts to the iframe (targetOrigin '*')
    * @param {() => Record<string, unknown>} opts.currentValues  the `values` trait
    * @param {(status: "loading" | "ready" | "error", detail?: string) => void} [opts.onStatus]
+   * @param {(why: string) => void} [opts.onStopped]  the page broke its message budget: unload it
+   * @param {() => number} [opts.now]  a clock in ms (tests)
    */
-  constructor({ viewId, sendToKernel, postToTarget, currentValues, onStatus }) {
+  constructor({ viewId, sendToKernel, postToTarget, currentValues, onStatus, onStopped, now }) {
     this.viewId = viewId;
     this.sendToKernel = sendToKernel;
     this.postToTarget = postToTarget;
     this.currentValues = currentValues;
     this.onStatus = onStatus ?? (() => {
     });
+    this.onStopped = onStopped ?? (() => {
+    });
+    this.now = now ?? (() => Date.now());
     this.nonce = makeNonce();
     this.ready = false;
+    this.loadId = "";
+    this.stopped = "";
+    this.budgetStart = 0;
+    this.budgetUsed = 0;
     this.queue = [];
     this.seen = /* @__PURE__ */ new Set();
     this.outstanding = /* @__PURE__ */ new Set();
@@ -532,6 +543,9 @@ var Relay = class {
   reload() {
     this.nonce = makeNonce();
     this.ready = false;
+    this.loadId = "";
+    this.stopped = "";
+    this.budgetUsed = 0;
     this.posted.clear();
     for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page was reloaded");
     this.outstanding.clear();
@@ -548,7 +562,8 @@ var Relay = class {
     if (this.seen.has(request.id)) return;
     this.seen.add(request.id);
     if (this.seen.size > SEEN_IDS) this.seen.delete(this.seen.values().next().value ?? "");
-    if (this.ready) this.post(request);
+    if (this.stopped) this.replyError(request.id, "not_ready", this.stopped);
+    else if (this.ready) this.post(request);
     else this.queue.push(request);
   }
   /**
@@ -594,13 +609,25 @@ var Relay = class {
    * @param {boolean} fromFrame
    */
   fromTarget(data, fromFrame) {
-    if (!fromFrame || !isTargetMessage(data, this.nonce)) return;
+    if (!fromFrame || this.stopped) return;
+    const answers = isTargetMessage(data, this.nonce) && typeof data.id === "string" && this.outstanding.has(data.id);
+    if (!answers && !this.withinBudget()) return;
+    if (!isTargetMessage(data, this.nonce)) return;
     const msg = (
       /** @type {any} */
       data
     );
     if (msg.type === "ready") {
-      if (this.ready) return;
+      const load = typeof msg.load === "string" ? msg.load : "";
+      if (this.ready) {
+        if (load === "" || load === this.loadId) return;
+        for (const id of this.outstanding) {
+          this.replyError(id, "not_ready", "the target page reloaded itself before answering");
+        }
+        this.outstanding.clear();
+        this.posted.clear();
+      }
+      this.loadId = load;
       this.ready = true;
       this.onStatus("ready");
       this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
@@ -629,6 +656,38 @@ var Relay = class {
         this.errorEvent(message);
       }
     }
+  }
+  /**
+   * Count one message the page posted on its own (not an answer to a request). Past
+   * MAX_TARGET_MESSAGES_PER_S in a second the page is stopped: every request it holds or will get
+   * is answered with `not_ready` (saying why), the kernel is told once, and `onStopped` unloads it.
+   * @returns {boolean} whether the message may be handled
+   */
+  withinBudget() {
+    const now = this.now();
+    if (now - this.budgetStart >= 1e3) {
+      this.budgetStart = now;
+      this.budgetUsed = 0;
+    }
+    this.budgetUsed += 1;
+    if (this.budgetUsed <= MAX_TARGET_MESSAGES_PER_S) return true;
+    this.stop(
+      `the target was stopped: it posted more than ${MAX_TARGET_MESSAGES_PER_S} messages within one second. The change is kept and applies once it is restarted (the status bar's Restart button, or display the widget again)`
+    );
+    return false;
+  }
+  /** @param {string} why */
+  stop(why) {
+    if (this.stopped) return;
+    this.stopped = why;
+    this.ready = false;
+    for (const id of this.outstanding) this.replyError(id, "not_ready", why);
+    this.outstanding.clear();
+    for (const request of this.queue.splice(0)) this.replyError(request.id, "not_ready", why);
+    this.posted.clear();
+    this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: why } });
+    this.onStatus("error", why);
+    this.onStopped(why);
   }
   /**
    * @param {string} id
@@ -693,6 +752,7 @@ var STYLE = `
 .splitbrain-status { display: flex; gap: .5em; align-items: center; font-size: var(--jp-ui-font-size1, 13px);
   padding: 3px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); background: var(--jp-layout-color2, #f5f5f5); }
 .splitbrain-status .sb-title { font-weight: 600; }
+.splitbrain-status .sb-restart { margin-left: auto; font: inherit; cursor: pointer; }
 .splitbrain-status .sb-dot { width: .6em; height: .6em; border-radius: 50%; background: #bbb; flex: none; }
 .splitbrain-status[data-status="ready"] .sb-dot { background: #2e9d4d; }
 .splitbrain-status[data-status="error"] .sb-dot { background: #d33; }
@@ -711,7 +771,7 @@ function render({ model, el }) {
   status.className = "splitbrain-status";
   status.setAttribute("role", "status");
   status.setAttribute("aria-live", "polite");
-  status.innerHTML = '<span class="sb-dot"></span><span class="sb-title"></span><span class="sb-detail"></span>';
+  status.innerHTML = '<span class="sb-dot"></span><span class="sb-title"></span><span class="sb-detail"></span><button type="button" class="sb-restart" hidden>Restart target</button>';
   const titleEl = (
     /** @type {HTMLElement} */
     status.querySelector(".sb-title")
@@ -719,6 +779,10 @@ function render({ model, el }) {
   const detailEl = (
     /** @type {HTMLElement} */
     status.querySelector(".sb-detail")
+  );
+  const restart = (
+    /** @type {HTMLButtonElement} */
+    status.querySelector(".sb-restart")
   );
   const layout = document.createElement("div");
   layout.className = "sb-layout";
@@ -750,11 +814,23 @@ function render({ model, el }) {
   }
   el.append(root);
   let readyTimer = null;
+  let stoppedWindow = null;
   const relay = new Relay({
     viewId,
     sendToKernel: (msg) => model.send(msg),
     postToTarget: (msg) => iframe.contentWindow?.postMessage(msg, "*"),
     currentValues: () => model.get("values") ?? {},
+    onStopped: () => {
+      stoppedWindow = iframe.contentWindow;
+      const stoppedFrame = document.createElement("iframe");
+      stoppedFrame.setAttribute("sandbox", "");
+      stoppedFrame.setAttribute("title", "stopped target");
+      stoppedFrame.style.height = `${model.get("height") ?? 420}px`;
+      iframe.replaceWith(stoppedFrame);
+      iframe = stoppedFrame;
+      if (readyTimer) clearTimeout(readyTimer);
+      restart.hidden = false;
+    },
     onStatus: (s, detail) => {
       status.dataset.status = s;
       detailEl.textContent = detail ?? (s === "loading" ? "loading…" : s);
@@ -763,6 +839,7 @@ function render({ model, el }) {
     }
   });
   function loadPage() {
+    restart.hidden = true;
     relay.reload();
     titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
     root.dataset.target = model.get("target_id") ?? "";
@@ -779,9 +856,17 @@ function render({ model, el }) {
   }
   window.addEventListener(
     "message",
-    (event) => relay.fromTarget(event.data, event.source !== null && event.source === iframe.contentWindow),
-    { signal }
+    (event) => {
+      if (event.source !== null && event.source === stoppedWindow) {
+        event.stopImmediatePropagation();
+        return;
+      }
+      if (event.source === null || event.source !== iframe.contentWindow) return;
+      relay.fromTarget(event.data, true);
+    },
+    { signal, capture: true }
   );
+  restart.addEventListener("click", () => loadPage(), { signal });
   const onCustom = (msg) => relay.fromKernel(msg);
   const onHtml = () => loadPage();
   const onValues = () => relay.valuesChanged(model.get("values") ?? {});
@@ -823,6 +908,7 @@ function render({ model, el }) {
 var widget_default = { render };
 export {
   MAX_STATE_CHARS,
+  MAX_TARGET_MESSAGES_PER_S,
   READY_TIMEOUT_MS,
   Relay,
   STATE_EVENT_INTERVAL_MS,

@@ -31,7 +31,6 @@ SUMMARY: dict[str, Any] = {
     "faults": [],
     "inputs": 0,
     "values_lost": 0,
-    "values_lost_known_bug": 0,  # in the strict-xfail test of a known package bug
     "notes": [],
 }
 
@@ -46,12 +45,7 @@ def _print_summary(request: pytest.FixtureRequest) -> Any:
         f"apps: {', '.join(sorted(set(s['apps']))) or 'none'}",
         f"faults survived: {len(s['faults'])} ({', '.join(s['faults'])})",
         f"inputs tried (tool calls issued): {s['inputs']}",
-        f"values lost: {s['values_lost']}"
-        + (
-            f" (plus {s['values_lost_known_bug']} in the xfailed self-reload test: a known bug)"
-            if s["values_lost_known_bug"]
-            else ""
-        ),
+        f"values lost: {s['values_lost']}",
         *(f"note: {n}" for n in s["notes"]),
     ]
     capman = request.config.pluginmanager.getplugin("capturemanager")
@@ -75,9 +69,7 @@ def survived(app: str, fault: str, inputs: int) -> None:
     SUMMARY["inputs"] += inputs
 
 
-def wait_page_values(
-    nb: NotebookPage, cell: int, expected: dict[str, str], timeout: float = 30, *, known_bug: bool = False
-) -> dict[str, str]:
+def wait_page_values(nb: NotebookPage, cell: int, expected: dict[str, str], timeout: float = 30) -> dict[str, str]:
     """Wait until the target page shows the kernel's values ``expected`` (leaf -> text, read from its
     ``body.dataset``); on a timeout, the values it does not show are counted as lost."""
     seen: dict[str, Any] = {}
@@ -94,7 +86,7 @@ def wait_page_values(
     except WaitTimeout:
         last = seen.get("last") or {}
         lost = sum(1 for k, v in expected.items() if last.get(k) != v)
-        SUMMARY["values_lost_known_bug" if known_bug else "values_lost"] += lost
+        SUMMARY["values_lost"] += lost
         raise
 
 
@@ -380,16 +372,6 @@ print('R', json.dumps({'set_ok': a.ok, 'ok': r.ok, 'code': r.error and r.error.c
 
 
 @LAB_ONLY
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "package bug: a target page that reloads itself keeps its nonce (window.name survives the reload), so "
-        "its second 'ready' is ignored by the view: the request it was handling is never answered (the call "
-        "times out) and the reloaded page never gets the catch-up apply (values lost on the page). Treating "
-        "every repeated ready as a reload broke the flood test (a page flooding readies failed its own calls); "
-        "the fix needs a per-load id in the ready message"
-    ),
-)
 def test_target_reloading_itself_mid_call(open_notebook: Any, fault_targets: str, server: Any, page: Any) -> None:
     nb = open_notebook(
         [
@@ -410,12 +392,12 @@ def test_target_reloading_itself_mid_call(open_notebook: Any, fault_targets: str
     print("after reload:", nb.frame_dataset(1), nb.view_status(1))
     assert r["set_ok"] and r["pending"] == 0, r
     # The reloaded page must get the kernel's values again (the catch-up apply on ready) ...
-    wait_page_values(nb, 1, {"speed": "23", "color": "green"}, timeout=5, known_bug=True)
+    wait_page_values(nb, 1, {"speed": "23", "color": "green"}, timeout=5)
     # ... and the call it was handling must end at once, not at its deadline.
     assert not r["ok"] and r["code"] == "not_ready" and r["s"] < 4, r
     n = tagged(nb.run_cell(3), "N")
     assert n == [True, 0], n
-    wait_page_values(nb, 1, {"speed": "24", "color": "green"}, known_bug=True)
+    wait_page_values(nb, 1, {"speed": "24", "color": "green"})
     survived(server.app, "target reloads itself mid-call", 3)
 
 
