@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from ._stats import summary
@@ -41,34 +39,18 @@ def hops(trace: list[list[Any]]) -> dict[str, Any]:
 
 
 def measure(nodelay: bool) -> tuple[list[float], dict[str, Any]]:
-    from playwright.sync_api import sync_playwright
-
-    from tests.browser.harness import CHROMIUM_ARGS, JupyterServer, NotebookPage, chromium_path
+    from tests.browser.harness import notebook_session
 
     previous = os.environ.get("SPLITBRAIN_NODELAY")
-    os.environ["SPLITBRAIN_NODELAY"] = "1" if nodelay else "0"
+    os.environ["SPLITBRAIN_NODELAY"] = "1" if nodelay else "0"  # read by the server extension at start
     try:
-        with tempfile.TemporaryDirectory(prefix="sb-bench-") as base:
-            server = JupyterServer("lab", Path(base))
-            server.start()
-            try:
-                name = server.write_notebook("bench.ipynb", CELLS)
-                with sync_playwright() as p:
-                    browser = p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-                    try:
-                        page = browser.new_page()
-                        nb = NotebookPage(page, server, name, CELLS).open()
-                        nb.run_cell(0)
-                        nb.wait_view(0)
-                        page.evaluate("globalThis.__splitbrainTrace = []")
-                        out = nb.run_cell(1, timeout=600)
-                        trace = page.evaluate("globalThis.__splitbrainTrace")
-                        return [float(x) for x in json.loads(out.strip().splitlines()[-1])], hops(trace)
-                    finally:
-                        browser.close()
-            finally:
-                server.shutdown_sessions()
-                server.stop()
+        with notebook_session(CELLS, name="bench.ipynb") as nb:
+            nb.run_cell(0)
+            nb.wait_view(0)
+            nb.page.evaluate("globalThis.__splitbrainTrace = []")
+            out = nb.run_cell(1, timeout=600)
+            trace = nb.page.evaluate("globalThis.__splitbrainTrace")
+            return [float(x) for x in json.loads(out.strip().splitlines()[-1])], hops(trace)
     finally:
         if previous is None:
             os.environ.pop("SPLITBRAIN_NODELAY", None)

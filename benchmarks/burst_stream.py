@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -61,31 +60,16 @@ CELLS = [SETUP, BURST, STREAM_WIDGETS, STREAM_ASYNC, STREAM_COALESCED]
 
 
 def run() -> dict[str, Any]:
-    from playwright.sync_api import sync_playwright
+    from tests.browser.harness import notebook_session
 
-    from tests.browser.harness import CHROMIUM_ARGS, JupyterServer, NotebookPage, chromium_path
-
-    with tempfile.TemporaryDirectory(prefix="sb-bench-burst-") as base:
-        server = JupyterServer("lab", Path(base))
-        server.start()
-        try:
-            name = server.write_notebook("burst.ipynb", CELLS)
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
-                try:
-                    nb = NotebookPage(browser.new_page(), server, name, CELLS).open()
-                    nb.run_cell(0)
-                    burst = json.loads(nb.run_cell(1, timeout=600).strip().splitlines()[-1])
-                    nb.run_cell(2)
-                    nb.wait_view(2, 0)
-                    nb.wait_view(2, 1)
-                    plain = json.loads(nb.run_cell(3, timeout=600).strip().splitlines()[-1])
-                    coalesced = json.loads(nb.run_cell(4, timeout=600).strip().splitlines()[-1])
-                finally:
-                    browser.close()
-        finally:
-            server.shutdown_sessions()
-            server.stop()
+    with notebook_session(CELLS, name="burst.ipynb") as nb:
+        nb.run_cell(0)
+        burst = json.loads(nb.run_cell(1, timeout=600).strip().splitlines()[-1])
+        nb.run_cell(2)
+        nb.wait_view(2, 0)
+        nb.wait_view(2, 1)
+        plain = json.loads(nb.run_cell(3, timeout=600).strip().splitlines()[-1])
+        coalesced = json.loads(nb.run_cell(4, timeout=600).strip().splitlines()[-1])
     return {
         "burst": {**burst, "in_order": bool(burst["in_order"]), "duplicates": burst["duplicates"]},
         "stream": {

@@ -20,7 +20,8 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from tests.browser_targets.host import TargetHost, chromium, host_server, unavailable_reason
+from tests.browser_env import unavailable_reason
+from tests.browser_targets.host import TargetHost, chromium, host_server
 
 TARGETS = ["projectile", "pendulum", "orbits", "boids", "waves"]
 # (label, width, height, devicePixelRatio)

@@ -17,17 +17,15 @@ from typing import Any
 
 import pytest
 
+from ..browser_env import CHROMIUM_ARGS, chromium_path, require_browser
 from .harness import (
     APPS,
-    CHROMIUM_ARGS,
     TIMINGS,
     ConsoleLog,
     JupyterServer,
     NotebookPage,
-    chromium_path,
     record_timing,
     save_artifacts,
-    unavailable_reason,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -55,23 +53,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(f"{app:<9} {what:<40} {seconds:6.2f} s")
 
 
-def _require_browser() -> None:
-    reason = unavailable_reason()
-    if reason is None:
-        return
-    if os.environ.get("SPLITBRAIN_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{reason} (SPLITBRAIN_REQUIRE_BROWSER=1, so this is a failure, not a skip)", pytrace=False)
-    pytest.skip(reason)
-
-
 @pytest.fixture(autouse=True)
 def _browser_available() -> None:
-    _require_browser()
+    require_browser()
 
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
-    _require_browser()
+    require_browser()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -89,7 +78,7 @@ def server(request: pytest.FixtureRequest) -> Iterator[JupyterServer]:
     Session-scoped and parametrized: pytest groups the tests by app and keeps one server alive at
     a time, which is what a 2-core machine wants.
     """
-    _require_browser()
+    require_browser()
     base = Path(tempfile.mkdtemp(prefix=f"sb-browser-{request.param}-"))
     srv = JupyterServer(request.param, base)
     srv.start()

@@ -27,22 +27,15 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..browser_env import CHROMIUM_ARGS, chromium_path
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SERVER_START_TIMEOUT_S = 60
 OPEN_TIMEOUT_S = 60
 CELL_TIMEOUT_S = 60
@@ -63,30 +56,6 @@ def record_timing(app: str, what: str, seconds: float) -> None:
 
 
 # -- availability ----------------------------------------------------------------------------------
-
-
-def chromium_path() -> str | None:
-    """Debian's Chromium: ``/usr/bin/chromium``, else ``chromium`` on PATH."""
-    if os.access("/usr/bin/chromium", os.X_OK):
-        return "/usr/bin/chromium"
-    return shutil.which("chromium")
-
-
-def unavailable_reason() -> str | None:
-    """Why the browser layer cannot run here, or None when it can."""
-    if chromium_path() is None:
-        return (
-            "Chromium not found: apt-get install chromium (the browser tests need /usr/bin/chromium or "
-            "`chromium` on PATH; never `playwright install`)"
-        )
-    try:
-        import playwright.sync_api  # noqa: F401
-    except Exception as exc:  # pragma: no cover - depends on the environment
-        return (
-            f"Chromium found, but the playwright Python package is not importable ({exc}): "
-            "pip install -e '.[dev]' (the browser is Debian's chromium; never `playwright install`)"
-        )
-    return None
 
 
 # -- waiting ---------------------------------------------------------------------------------------
@@ -651,6 +620,30 @@ class NotebookPage:
         name = self.iframe(cell, nth).get_attribute("name")
         assert name, "the view's iframe has no name (nonce)"
         return str(name)
+
+
+@contextlib.contextmanager
+def notebook_session(cells: list[str], app: str = "lab", name: str = "session.ipynb") -> Iterator[NotebookPage]:
+    """An isolated Jupyter server, headless Chromium, and a notebook of ``cells`` opened in it
+    (for the benchmarks; the tests use the fixtures of conftest.py)."""
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="sb-session-") as base:
+        server = JupyterServer(app, Path(base))
+        server.start()
+        try:
+            server.write_notebook(name, cells)
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
+                try:
+                    yield NotebookPage(browser.new_page(), server, name, cells).open()
+                finally:
+                    browser.close()
+        finally:
+            server.shutdown_sessions()
+            server.stop()
 
 
 @dataclass

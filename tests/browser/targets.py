@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "targets"
 
@@ -143,15 +144,22 @@ NEVERREADY_JSON = {
 }
 
 
+def write_targets(folder: Path, *targets: tuple[str, str, dict[str, Any]]) -> Path:
+    """Write each ``(id, html, manifest)`` as ``<id>.html`` + ``<id>.json`` (the flat layout) into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, html, manifest in targets:
+        (folder / f"{name}.html").write_text(html)
+        (folder / f"{name}.json").write_text(json.dumps(manifest, indent=1))
+    return folder
+
+
 def write_all(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for suffix in (".html", ".json"):
         shutil.copy(FIXTURES / f"demo{suffix}", folder / f"demo{suffix}")
-    for name, html, manifest in (
+    return write_targets(
+        folder,
         ("gated", GATED_HTML, GATED_JSON),
         ("hostile", HOSTILE_HTML, HOSTILE_JSON),
         ("neverready", NEVERREADY_HTML, NEVERREADY_JSON),
-    ):
-        (folder / f"{name}.html").write_text(html)
-        (folder / f"{name}.json").write_text(json.dumps(manifest, indent=1))
-    return folder
+    )

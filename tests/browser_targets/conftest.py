@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from .host import DEFAULT_HEIGHT, DEFAULT_WIDTH, TargetHost, chromium, host_server, unavailable_reason
+from ..browser_env import require_browser
+from .host import DEFAULT_HEIGHT, DEFAULT_WIDTH, TargetHost, chromium, host_server
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -51,25 +52,16 @@ def record_figure(line: str) -> None:
     FIGURES.append(line)
 
 
-def _require_browser() -> None:
-    reason = unavailable_reason()
-    if reason is None:
-        return
-    if os.environ.get("SPLITBRAIN_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{reason} (SPLITBRAIN_REQUIRE_BROWSER=1, so this is a failure, not a skip)", pytrace=False)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="session")
 def target_browser() -> Iterator[Any]:
-    _require_browser()
+    require_browser()
     with chromium() as browser:
         yield browser
 
 
 @pytest.fixture(scope="session")
 def host_url() -> Iterator[str]:
-    _require_browser()
+    require_browser()
     with host_server() as url:
         yield url
 

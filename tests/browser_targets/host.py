@@ -14,24 +14,14 @@ Used by the browser tests in this folder and by ``python -m benchmarks.target_fp
 from __future__ import annotations
 
 import http.server
-import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from ..browser_env import CHROMIUM_ARGS, chromium_path
+
 DEFAULT_WIDTH = 800
 DEFAULT_HEIGHT = 420
 REQUEST_TIMEOUT_MS = 15_000
@@ -155,30 +145,6 @@ HOST_HTML = """<!doctype html>
 </body>
 </html>
 """.replace("__TIMEOUT_MS__", str(REQUEST_TIMEOUT_MS))
-
-
-def chromium_path() -> str | None:
-    """Debian's Chromium: ``/usr/bin/chromium``, else ``chromium`` on PATH."""
-    if os.access("/usr/bin/chromium", os.X_OK):
-        return "/usr/bin/chromium"
-    return shutil.which("chromium")
-
-
-def unavailable_reason() -> str | None:
-    """Why these tests cannot run here, or None when they can."""
-    if chromium_path() is None:
-        return (
-            "Chromium not found: apt-get install chromium (the target browser tests need /usr/bin/chromium "
-            "or `chromium` on PATH; never `playwright install`)"
-        )
-    try:
-        import playwright.sync_api  # noqa: F401
-    except Exception as exc:  # pragma: no cover - depends on the environment
-        return (
-            f"Chromium found, but the playwright Python package is not importable ({exc}): "
-            "pip install -e '.[dev]' (the browser is Debian's chromium; never `playwright install`)"
-        )
-    return None
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
