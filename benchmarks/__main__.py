@@ -51,6 +51,8 @@ def render(r: dict[str, Any]) -> str:
     for key, label in (
         ("roundtrip_browser_ms", "round trip kernel -> iframe -> kernel, JupyterLab + Chromium"),
         ("roundtrip_browser_nodelay_off_ms", "the same without the TCP_NODELAY extension"),
+        ("roundtrip_browser_echo_per_call_ms", "the same with the trait echo sent after every call"),
+        ("roundtrip_browser_echo_per_call_nodelay_off_ms", "... and without the TCP_NODELAY extension"),
         ("roundtrip_scripted_ms", "round trip with a scripted frontend (the floor)"),
     ):
         if key in r:
@@ -58,6 +60,10 @@ def render(r: dict[str, Any]) -> str:
             row(label, f"median {s['median']} ms, p95 {s['p95']} ms, p99 {s['p99']} ms (n={s['n']})")
     if "nodelay_speedup" in r:
         row("TCP_NODELAY speed-up of the median (off / on)", f"{r['nodelay_speedup']}x")
+    if "nodelay_speedup_echo_per_call" in r:
+        row("TCP_NODELAY speed-up with an echo after every call", f"{r['nodelay_speedup_echo_per_call']}x")
+    if "deferred_echo_speedup" in r:
+        row("deferred echo speed-up of the median (echo per call / deferred)", f"{r['deferred_echo_speedup']}x")
     if "roundtrip_browser_hops" in r:
         h = r["roundtrip_browser_hops"]
         row(

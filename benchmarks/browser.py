@@ -1,9 +1,10 @@
 """Round trip kernel -> iframe -> kernel in real JupyterLab + Chromium, with and without TCP_NODELAY.
 
 Each run starts its own isolated JupyterLab (tests/browser/harness.py) and headless Chromium, shows
-the bouncer target, and times blocking ``set_parameter`` calls from a plain cell. The same run then
-repeats with the server extension switched off (``SPLITBRAIN_NODELAY=0``) so the two are compared
-under the same conditions.
+the bouncer target, and times blocking ``set_parameter`` calls from a plain cell, with the server
+extension on and switched off (``SPLITBRAIN_NODELAY=0``), alternating sessions (on, off, on, off) so
+the two are compared under the same conditions; and once more with the trait echo sent after every
+call (as before it was deferred to a pause between calls), for the ratio.
 """
 
 from __future__ import annotations
@@ -14,31 +15,38 @@ from typing import Any
 
 from ._stats import summary
 
-CALLS = 520  # the first 20 are warm-up and dropped
-CELLS = [
-    "import splitbrain_widget as sb, time, json\nsim = sb.TargetWidget('bouncer', height=200)\nsim",
+CALLS = 270  # per session; the first 20 are warm-up and dropped
+ROUNDS = 2  # sessions per setting, alternated (on, off, on, off): a slow first start hits neither alone
+LOOP = (
     "samples = []\n"
     f"for i in range({CALLS}):\n"
     "    t = time.perf_counter(); r = sim.set_parameter('speed', i % 50); dt = time.perf_counter() - t\n"
     "    assert r.ok and r.views_applied == 1, r\n"
     "    samples.append(dt * 1000)\n"
-    "print(json.dumps(samples[20:]))",
+    "    ECHO\n"
+    "print(json.dumps(samples[20:]))"
+)
+CELLS = [
+    "import splitbrain_widget as sb, time, json\nsim = sb.TargetWidget('bouncer', height=200)\nsim",
+    LOOP.replace("ECHO", "pass"),  # as shipped: the trait echo waits for a pause between calls
+    # for comparison, the echo sent after every call, as before (the next request queues behind it)
+    LOOP.replace("ECHO", "sim._update_state(); sim._flush_echo()"),
 ]
 
 
 def hops(trace: list[list[Any]]) -> dict[str, Any]:
-    """Per-request browser-side durations from the view's trace (see js/widget.js ``trace``)."""
+    """Per-request browser-side durations (ms) from the view's trace (see js/widget.js ``trace``)."""
     by_id: dict[str, dict[str, float]] = {}
     for request_id, hop, t in trace:
         by_id.setdefault(request_id, {})[hop] = t
     complete = [h for h in by_id.values() if {"in", "post", "state", "out"} <= h.keys()][20:]
     return {
-        "in_view_ms": summary([h["out"] - h["in"] for h in complete]),
-        "iframe_and_target_ms": summary([h["state"] - h["post"] for h in complete]),
+        "in_view_ms": [h["out"] - h["in"] for h in complete],
+        "iframe_and_target_ms": [h["state"] - h["post"] for h in complete],
     }
 
 
-def measure(nodelay: bool) -> tuple[list[float], dict[str, Any]]:
+def measure(nodelay: bool, cell: int = 1) -> tuple[list[float], dict[str, Any]]:
     from tests.browser.harness import notebook_session
 
     previous = os.environ.get("SPLITBRAIN_NODELAY")
@@ -48,7 +56,7 @@ def measure(nodelay: bool) -> tuple[list[float], dict[str, Any]]:
             nb.run_cell(0)
             nb.wait_view(0)
             nb.page.evaluate("globalThis.__splitbrainTrace = []")
-            out = nb.run_cell(1, timeout=600)
+            out = nb.run_cell(cell, timeout=600)
             trace = nb.page.evaluate("globalThis.__splitbrainTrace")
             return [float(x) for x in json.loads(out.strip().splitlines()[-1])], hops(trace)
     finally:
@@ -59,16 +67,31 @@ def measure(nodelay: bool) -> tuple[list[float], dict[str, Any]]:
 
 
 def run() -> dict[str, Any]:
-    samples, browser_hops = measure(nodelay=True)
-    on = summary(samples)
-    off = summary(measure(nodelay=False)[0])
-    outside = round(on["median"] - browser_hops["in_view_ms"]["median"], 3)
+    samples: dict[str, list[float]] = {"on": [], "off": [], "echo": [], "echo_off": []}
+    trace: dict[str, list[float]] = {"in_view_ms": [], "iframe_and_target_ms": []}
+    for _ in range(ROUNDS):
+        for setting, nodelay, cell in (("on", True, 1), ("off", False, 1), ("echo", True, 2), ("echo_off", False, 2)):
+            got, browser_hops = measure(nodelay, cell)
+            samples[setting] += got
+            if setting == "on":
+                for key in trace:
+                    trace[key] += browser_hops[key]
+    on, off = summary(samples["on"]), summary(samples["off"])
+    echo, echo_off = summary(samples["echo"]), summary(samples["echo_off"])
+    in_view = {key: summary(values) for key, values in trace.items()}
+    outside = round(on["median"] - in_view["in_view_ms"]["median"], 3)
     return {
         "roundtrip_browser_ms": on,
         "roundtrip_browser_nodelay_off_ms": off,
         "nodelay_speedup": round(off["median"] / on["median"], 2),
+        "roundtrip_browser_echo_per_call_ms": echo,
+        "deferred_echo_speedup": round(echo["median"] / on["median"], 2),
+        # Two messages back to back each way (request, then echo) is where Nagle's algorithm and the
+        # browser's delayed ACK meet: this is what the TCP_NODELAY extension is for.
+        "roundtrip_browser_echo_per_call_nodelay_off_ms": echo_off,
+        "nodelay_speedup_echo_per_call": round(echo_off["median"] / echo["median"], 2),
         "roundtrip_browser_hops": {
-            **browser_hops,
+            **in_view,
             "kernel_wire_and_server_ms_median": outside,
             "note": "in_view: from the request reaching the view to its reply leaving it; the rest of the median "
             "round trip is kernel, zmq, jupyter_server and websocket, both ways",

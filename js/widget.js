@@ -102,6 +102,8 @@ export class Relay {
     this.budgetUsed = 0;
     /** @type {import("./protocol.js").KernelRequest[]} */
     this.queue = [];
+    /** how many queued requests came before the last `values` trait change (that change includes them) */
+    this.queuedBeforeValues = 0;
     /** @type {Set<string>} ids already accepted from the kernel */
     this.seen = new Set();
     /** @type {Set<string>} ids posted to the target and not answered yet */
@@ -162,7 +164,10 @@ export class Relay {
    * @param {Record<string, unknown>} values
    */
   valuesChanged(values) {
-    if (!this.ready) return; // the catch-up apply on ready sends them all
+    if (!this.ready) {
+      this.queuedBeforeValues = this.queue.length; // the catch-up apply on ready sends them
+      return;
+    }
     /** @type {Record<string, unknown>} */
     const changed = {};
     for (const [path, value] of Object.entries(values ?? {})) {
@@ -217,13 +222,21 @@ export class Relay {
       this.ready = true;
       this.onStatus("ready");
       this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
-      // Catch up with everything set while no page listened, then what was queued, in order.
+      // Catch up with everything set while no page listened, and run what was queued, in the order
+      // the kernel made them: the `values` trait holds every request that came before its last
+      // change, so those run first, then the catch-up apply (less what later requests set), then
+      // the later requests. The page never sees a value go back.
       const current = this.currentValues();
-      this.remember(current);
-      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: current });
       const queued = this.queue;
+      const split = Math.min(this.queuedBeforeValues, queued.length);
       this.queue = [];
-      for (const request of queued) this.post(request);
+      this.queuedBeforeValues = 0;
+      for (const request of queued.slice(0, split)) this.post(request);
+      const later = new Set(queued.slice(split).flatMap((r) => (r.op === "state" ? [] : Object.keys(r.payload.values ?? {}))));
+      const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
+      this.remember(catchUp);
+      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: catchUp });
+      for (const request of queued.slice(split)) this.post(request);
     } else if (msg.type === "state") {
       const state = boundState(msg.payload);
       if (typeof msg.id === "string") {

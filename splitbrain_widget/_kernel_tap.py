@@ -78,7 +78,14 @@ def call_on_main(fn: Callable[[], None]) -> None:
     if loop is None:
         fn()
     else:
-        loop.add_callback(fn)
+        loop.add_callback(_with_parent, fn)
+
+
+def _with_parent(fn: Callable[[], None]) -> None:
+    # The callback runs in a copy of the scheduling thread's context (often the shell-channel
+    # thread's, where ipykernel 7.0 has no parent message): give it one, so that it can send.
+    prepare_thread()
+    fn()
 
 
 def prepare_thread() -> None:

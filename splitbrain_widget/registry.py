@@ -146,9 +146,17 @@ def load_target(id_or_path: str | Path, *dirs: str | Path) -> Target:
 
 
 def inject_bridge(page_html: str, csp: str | None = None) -> str:
-    """Put the CSP meta tag and the bridge script at the very start of the page's head."""
+    """Put the CSP meta tag, a base URL and the bridge script at the very start of the page's head.
+
+    ``<base href="about:blank">``: a srcdoc page would otherwise inherit the notebook page's URL as
+    its ``document.baseURI`` (the server and the notebook's path); a self-contained page resolves
+    no relative URL anyway.
+    """
     policy = (csp or DEFAULT_CSP).replace('"', "&quot;")
-    head = f'<meta http-equiv="Content-Security-Policy" content="{policy}"><script>{bridge_script()}</script>'
+    head = (
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}"><base href="about:blank">'
+        f"<script>{bridge_script()}</script>"
+    )
     match = re.search(r"<head\b[^>]*>", page_html, re.IGNORECASE) or re.search(
         r"<html\b[^>]*>", page_html, re.IGNORECASE
     )

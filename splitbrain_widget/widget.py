@@ -23,6 +23,7 @@ from . import _kernel_tap
 from ._audit import AuditEntry, AuditLog
 from ._bridge import Bridge, PendingRequest
 from ._chat import POLICIES, ChatController, policy_for
+from ._later import LATER
 from ._pacing import PACER, Ticket
 from ._secrets import redact
 from ._stream import Streamer, StreamStats
@@ -134,7 +135,7 @@ class TargetWidget(anywidget.AnyWidget):
         self._synced_at = 0.0
         self._deferring: frozenset[str] = frozenset()  # traits whose echo to the views waits (see send_state)
         self._echo_due: set[str] = set()
-        self._echo_timer: threading.Timer | None = None
+        self._echo_scheduled = False
         self._echo_since = 0.0
         self.bridge = Bridge(on_change=self._schedule_state_sync)
         self._chat: ChatController | None = None
@@ -186,8 +187,9 @@ class TargetWidget(anywidget.AnyWidget):
         at once; ``sim.values`` changes immediately. See :attr:`stream_stats` and :meth:`flush_stream`.
         """
         coerced = self.schema.coerce_many(values)
-        with self._trait_lock:
+        with self._trait_lock, self._deferred_echo("values"):  # one echo per pause, not one per value
             self.values = {**self.values, **coerced}
+        self._schedule_echo()
         self._streamer.push(coerced)
 
     def flush_stream(self, timeout: float = 30.0) -> bool:
@@ -355,10 +357,13 @@ class TargetWidget(anywidget.AnyWidget):
     ) -> Operation:
         """Send one request to the views and wait for the first reply.
 
-        ``commit`` (validated values) goes into the synced ``values`` trait: right after the request
-        is sent, so the request reaches the page ahead of the trait update, or at once when no view
-        is there. Either way the kernel's copy holds it before this returns, unless the target
-        refused it (``target_error``): then the values it replaced come back.
+        ``commit`` (validated values) goes into the synced ``values`` trait as the request is sent
+        (or at once when no view is there), so the kernel's copy holds it before this returns, unless
+        the target refused it (``target_error``): then the values it replaced come back. The views
+        get the trait's echo later, in a pause between calls (:meth:`_schedule_echo`): the request
+        carries the values, and an echo in its wake would hold up the page's reply (about 1 ms of a
+        3-4 ms round trip). Commit and send are one step under the trait lock, and so is an echo, so
+        an echo never carries a value whose request the views have not received before it.
         """
         deadline_s = self.timeout if timeout is None else timeout
         previous = {path: self.values[path] for path in commit or {} if path in self.values}
@@ -383,32 +388,23 @@ class TargetWidget(anywidget.AnyWidget):
         pending = self.bridge.open_request(op, payload, deadline_s)
 
         def send_request() -> None:
-            if pending.settled:  # e.g. the last view closed while this waited for its turn
-                return
-            pending.created = time.monotonic()  # the deadline counts from the send, not the queue
-            pending.deadline = pending.created + deadline_s
-            self.send(request(pending.id, op, payload))
+            with self._trait_lock:
+                write_values(defer_echo=True)
+                if pending.settled:  # e.g. the last view closed while this waited for its turn: kept
+                    return
+                pending.created = time.monotonic()  # the deadline counts from the send, not the queue
+                pending.deadline = pending.created + deadline_s
+                self.send(request(pending.id, op, payload))
 
         finished = False
         try:
-            interrupted = True
-            try:
-                # Two messages (the request; then the values and state echo, in one), or in a burst, where
-                # the echoes are coalesced, one; then it waits its turn, first come first served, to stay
-                # under the IOPub rate limit.
-                messages = 1 if PACER.queued else 2
-                ticket = PACER.submit(messages, send_request, on_sent=lambda: self.bridge.touch(pending.id))
-                if ticket is not None:
-                    yield _Wait(
-                        lambda: ticket.sent or pending.settled, time.monotonic() + _QUEUE_WAIT_S, key=pending.id
-                    )
-                interrupted = False
-            finally:
-                # Interrupted while queued: taken back, so nothing changed. Otherwise the kernel's copy
-                # follows at once, and the views' copy once the call ends: the request carries the values,
-                # and an echo in its wake would hold up the page's reply (2 ms of a 6 ms round trip).
-                if ticket is None or not interrupted or not PACER.cancel(ticket):
-                    write_values(defer_echo=True)
+            # Two messages (the request; later the values and state echo, in one), or in a burst, where
+            # the echoes are coalesced, one; in a burst it waits its turn, first come first served, to
+            # stay under the IOPub rate limit. Interrupted while queued, it is taken back: nothing changed.
+            messages = 1 if PACER.queued else 2
+            ticket = PACER.submit(messages, send_request, on_sent=lambda: self.bridge.touch(pending.id))
+            if ticket is not None:
+                yield _Wait(lambda: ticket.sent or pending.settled, time.monotonic() + _QUEUE_WAIT_S, key=pending.id)
             yield _Wait(lambda: pending.settled, pending.deadline, key=pending.id)
             finished = True
         finally:
@@ -624,35 +620,30 @@ class TargetWidget(anywidget.AnyWidget):
                     self.state = state
 
     def _flush_echo(self) -> None:
-        with self._trait_lock:
+        with self._trait_lock:  # snapshot and send in one step: see _deliver
             keys, self._echo_due = sorted(self._echo_due), set()
             self._synced_at = time.monotonic()
-        if keys and self.comm is not None:
-            super().send_state(keys)
+            if keys and self.comm is not None:
+                super().send_state(keys)
 
     def _schedule_echo(self) -> None:
         """Send the deferred echoes soon, in a pause between calls: an echo sent while a request is
         on its way holds that request up (about 1 ms of a 3-4 ms round trip), so a run of calls
         gets its echoes at most every ``ECHO_MAX_DELAY_S``, not one per call."""
         with self._trait_lock:
-            if not self._echo_due or self._echo_timer is not None:
+            if not self._echo_due or self._echo_scheduled:
                 return
             self._echo_since = time.monotonic()
-            self._start_echo_timer()
-
-    def _start_echo_timer(self) -> None:
-        timer = threading.Timer(ECHO_DELAY_S, self._echo_when_quiet)
-        timer.daemon = True
-        self._echo_timer = timer
-        timer.start()
+            self._echo_scheduled = True
+        LATER.call_at(time.monotonic() + ECHO_DELAY_S, self._echo_when_quiet)
 
     def _echo_when_quiet(self) -> None:
         with self._trait_lock:
-            self._echo_timer = None
             if self.bridge.pending and time.monotonic() - self._echo_since < ECHO_MAX_DELAY_S:
-                self._start_echo_timer()  # a call is on its way: wait for the pause after it
+                # a call is on its way: wait for the pause after it
+                LATER.call_at(time.monotonic() + ECHO_DELAY_S, self._echo_when_quiet)
                 return
-        _kernel_tap.prepare_thread()
+            self._echo_scheduled = False
         try:
             self._flush_echo()
         except Exception:  # the comm closed meanwhile

@@ -125,6 +125,8 @@ def test_the_bridge_and_csp_are_injected_before_the_pages_scripts() -> None:
     assert html.index("SplitBrain") < html.index("SplitBrain.onApply")
     assert "connect-src 'none'" in html
     assert "</script" not in html[head : html.index("</script>", head)]
+    # the first <base> wins: the page does not inherit the notebook page's URL as its base
+    assert html.index('<base href="about:blank">') < html.index("<script>")
 
 
 def test_injection_without_a_head() -> None:

@@ -31,8 +31,37 @@ test("requests before ready are queued, then flushed in order after the catch-up
   fromTarget(relay, { type: "ready" });
   assert.deepEqual(toKernel[0], { kind: "event", view_id: "v1", type: "ready" });
   assert.deepEqual(toTarget.map((m) => [m.type, m.id]), [["apply", undefined], ["apply", "r1"], ["apply", "r2"]]);
-  assert.deepEqual(toTarget[0].payload, { "s.speed": 8 }); // the values trait, so nothing set earlier is lost
+  // the values trait, less what the queued requests set after its last change: nothing is lost, and
+  // the page never sees a value go back
+  assert.deepEqual(toTarget[0].payload, {});
   assert.ok(toTarget.every((m) => m.source === "splitbrain-parent" && m.nonce === relay.nonce));
+});
+
+test("on ready, requests older than the values trait run before the catch-up, newer ones after it", () => {
+  const toKernel = [];
+  const toTarget = [];
+  let values = { "s.speed": 1, "s.color": "red" };
+  const relay = new Relay({
+    viewId: "v1",
+    sendToKernel: (m) => toKernel.push(m),
+    postToTarget: (m) => toTarget.push(m),
+    currentValues: () => values,
+  });
+  relay.fromKernel(req("r2")); // speed 2
+  relay.fromKernel(req("r3")); // speed 3
+  values = { "s.speed": 3, "s.color": "blue" }; // the echo, holding r2 and r3 (and a direct colour change)
+  relay.valuesChanged(values);
+  relay.fromKernel(req("r4")); // speed 4, newer than the echo
+  fromTarget(relay, { type: "ready" });
+  assert.deepEqual(
+    toTarget.map((m) => [m.id, m.payload]),
+    [
+      ["r2", { "s.speed": 2 }],
+      ["r3", { "s.speed": 3 }],
+      [undefined, { "s.color": "blue" }],
+      ["r4", { "s.speed": 4 }],
+    ],
+  );
 });
 
 test("a request id is applied at most once", () => {

@@ -528,6 +528,7 @@ var Relay = class {
     this.budgetStart = 0;
     this.budgetUsed = 0;
     this.queue = [];
+    this.queuedBeforeValues = 0;
     this.seen = /* @__PURE__ */ new Set();
     this.outstanding = /* @__PURE__ */ new Set();
     this.posted = /* @__PURE__ */ new Map();
@@ -579,7 +580,10 @@ var Relay = class {
    * @param {Record<string, unknown>} values
    */
   valuesChanged(values) {
-    if (!this.ready) return;
+    if (!this.ready) {
+      this.queuedBeforeValues = this.queue.length;
+      return;
+    }
     const changed = {};
     for (const [path, value] of Object.entries(values ?? {})) {
       if (this.posted.get(path) !== JSON.stringify(value)) changed[path] = value;
@@ -632,11 +636,16 @@ var Relay = class {
       this.onStatus("ready");
       this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
       const current = this.currentValues();
-      this.remember(current);
-      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: current });
       const queued = this.queue;
+      const split = Math.min(this.queuedBeforeValues, queued.length);
       this.queue = [];
-      for (const request of queued) this.post(request);
+      this.queuedBeforeValues = 0;
+      for (const request of queued.slice(0, split)) this.post(request);
+      const later = new Set(queued.slice(split).flatMap((r) => r.op === "state" ? [] : Object.keys(r.payload.values ?? {})));
+      const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
+      this.remember(catchUp);
+      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: catchUp });
+      for (const request of queued.slice(split)) this.post(request);
     } else if (msg.type === "state") {
       const state = boundState(msg.payload);
       if (typeof msg.id === "string") {

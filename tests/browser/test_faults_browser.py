@@ -189,9 +189,8 @@ def test_target_error_then_valid_calls_and_a_thousand_calls(
     assert t["next_ok"] and t["next_state"]["settings.speed"] == 12, t
     assert t["pending"] == 0 and t["audit"] == [["set_parameters", "target_error"], ["set_parameters", None]], t
     assert wait_page_values(nb, 1, {"speed": "12", "color": "blue"})
-    SUMMARY["notes"].append(
-        f"{server.app}: after target_error the kernel keeps the refused value as current: action={t['kept']!r}"
-    )
+    # the page refused action='throw': the kernel gives back what it replaced
+    assert t["kept"] == "none", t
     survived(server.app, "target throws", 2)
 
     heap0, listeners0 = _js_heap_and_listeners(page)
@@ -435,11 +434,6 @@ print('A', json.dumps({'text': res and res.text, 'stopped': res and res.stopped,
 
 
 @LAB_ONLY
-@pytest.mark.xfail(
-    strict=False,
-    reason="flaky in CI: after the reload, JupyterLab sometimes does not re-render the saved widget output "
-    "within 60 s once the running cell ends (seen once in a clean-clone .ci/run; green in 3 earlier runs)",
-)
 def test_page_reload_during_an_agent_run(open_notebook: Any, fault_targets: str, server: Any, page: Any) -> None:
     """The page reloads while a slow model thinks. While the cell runs, the reloaded page cannot render
     the widget again (the widget manager's comm_info request waits behind the running cell), so the
@@ -468,7 +462,16 @@ def test_page_reload_during_an_agent_run(open_notebook: Any, fault_targets: str,
         nb.wait_kernel_idle(timeout=120)
     finally:
         flag.unlink(missing_ok=True)
-    nb.wait_view(1, timeout=60)
+    try:
+        nb.wait_view(1, timeout=60)
+    except WaitTimeout:
+        # Seen once in a clean-clone CI run: JupyterLab restored the kernel's widgets only partly after
+        # a reload during a busy cell (its widget manager asks for them while the cell still runs)
+        # and never drew the output. Not this package's part: a second reload, with the kernel idle,
+        # draws it; what is checked here is that the kept change then reaches the page.
+        SUMMARY["notes"].append(f"{server.app}: the widget was not redrawn after the reload; reloaded again")
+        nb.reload()
+        nb.wait_view(1, timeout=60)
     a = tagged(nb.run_cell(3, timeout=60), "A")
     print(f"{server.app}: agent run across a page reload: {a}")
     assert a["history_valid"] and a["n_calls"] == 1, a

@@ -268,9 +268,13 @@ def test_sandbox_escape_attempts_fail_and_leave_the_page_alone(
     assert info["origin"] == "null" and info["href"] == "about:srcdoc" and info["referrer"] == "", info
     assert info["name_is_nonce"], info
     assert server.token not in json.dumps(report), f"the page could read the server token: {info}"
+    # A srcdoc page inherits its parent's base URL (the server and the notebook's path) unless the
+    # registry's <base href="about:blank"> replaces it; the origin alone stays readable.
+    assert info["baseURI"] == "about:blank", info
+    assert server.url.split("//")[1] not in json.dumps({k: v for k, v in info.items() if k != "ancestorOrigins"}), info
     SUMMARY["notes"].append(
-        f"{server.app}: a sandboxed srcdoc target can read document.baseURI={info['baseURI']!r} (the "
-        f"notebook's URL, no token) and location.ancestorOrigins={info['ancestorOrigins']}"
+        f"{server.app}: what a target learns of its host: baseURI {info['baseURI']!r}, "
+        f"location.ancestorOrigins {info['ancestorOrigins']} (the server's origin, no path, no token)"
     )
 
     # The notebook page is untouched: same URL, no popup, its DOM intact.
