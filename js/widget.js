@@ -201,9 +201,10 @@ export class Relay {
    */
   fromTarget(data, fromFrame) {
     if (!fromFrame || this.stopped) return;
-    const answers = isTargetMessage(data, this.nonce) && typeof data.id === "string" && this.outstanding.has(data.id);
+    const valid = isTargetMessage(data, this.nonce);
+    const answers = valid && typeof data.id === "string" && this.outstanding.has(data.id);
     if (!answers && !this.withinBudget()) return;
-    if (!isTargetMessage(data, this.nonce)) return;
+    if (!valid) return;
     const msg = /** @type {any} */ (data);
     if (msg.type === "ready") {
       const load = typeof msg.load === "string" ? msg.load : "";

@@ -14,6 +14,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from ._kernel_tap import prepare_thread
+
 log = logging.getLogger("splitbrain_widget.later")
 
 
@@ -50,10 +52,4 @@ class Later:
                 log.exception("a deferred call failed")
 
 
-def _prepare_thread() -> None:
-    from . import _kernel_tap
-
-    _kernel_tap.prepare_thread()
-
-
-LATER = Later(thread_init=_prepare_thread)
+LATER = Later(thread_init=prepare_thread)

@@ -17,6 +17,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from ._kernel_tap import prepare_thread
+
 log = logging.getLogger("splitbrain_widget.pacing")
 
 WINDOW_S = 3.0
@@ -85,9 +87,9 @@ class Pacer:
             return True
 
     @property
-    def queued(self) -> int:
-        with self._cond:
-            return sum(1 for t in self._queue if not t.cancelled)
+    def busy(self) -> bool:
+        """Whether sends wait in the queue (a burst is under way)."""
+        return bool(self._queue)
 
     def _expire(self, now: float) -> None:
         while self._booked and self._booked[0] <= now - self.window:
@@ -133,10 +135,4 @@ class Pacer:
                 log.exception("a paced send's callback failed")
 
 
-def _prepare_thread() -> None:
-    from . import _kernel_tap
-
-    _kernel_tap.prepare_thread()
-
-
-PACER = Pacer(thread_init=_prepare_thread)
+PACER = Pacer(thread_init=prepare_thread)

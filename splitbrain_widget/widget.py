@@ -401,7 +401,7 @@ class TargetWidget(anywidget.AnyWidget):
             # Two messages (the request; later the values and state echo, in one), or in a burst, where
             # the echoes are coalesced, one; in a burst it waits its turn, first come first served, to
             # stay under the IOPub rate limit. Interrupted while queued, it is taken back: nothing changed.
-            messages = 1 if PACER.queued else 2
+            messages = 1 if PACER.busy else 2
             ticket = PACER.submit(messages, send_request, on_sent=lambda: self.bridge.touch(pending.id))
             if ticket is not None:
                 yield _Wait(lambda: ticket.sent or pending.settled, time.monotonic() + _QUEUE_WAIT_S, key=pending.id)

@@ -614,9 +614,10 @@ var Relay = class {
    */
   fromTarget(data, fromFrame) {
     if (!fromFrame || this.stopped) return;
-    const answers = isTargetMessage(data, this.nonce) && typeof data.id === "string" && this.outstanding.has(data.id);
+    const valid = isTargetMessage(data, this.nonce);
+    const answers = valid && typeof data.id === "string" && this.outstanding.has(data.id);
     if (!answers && !this.withinBudget()) return;
-    if (!isTargetMessage(data, this.nonce)) return;
+    if (!valid) return;
     const msg = (
       /** @type {any} */
       data
