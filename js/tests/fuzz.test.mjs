@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { installBridge } from "../bridge.js";
-import { Relay } from "../widget.js";
+import { Relay } from "../relay.js";
 
 /** A small seeded PRNG (mulberry32), so a failure can be replayed from its seed. */
 function rng(seed) {

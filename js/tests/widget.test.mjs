@@ -1,7 +1,7 @@
 // The view's relay (queue before ready, flush in order, first-reply bookkeeping) and panel helpers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Relay, boundState, MAX_STATE_CHARS, MAX_TARGET_MESSAGES_PER_S } from "../widget.js";
+import { Relay, boundState, MAX_STATE_CHARS, MAX_TARGET_MESSAGES_PER_S } from "../relay.js";
 import { describeCall, chipStatus, stepFor } from "../panel.js";
 
 function setup() {

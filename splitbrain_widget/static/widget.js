@@ -472,7 +472,7 @@ function buildInspector(container, model, signal) {
   return { rebuild, sync };
 }
 
-// widget.js
+// relay.js
 var MAX_STATE_CHARS = 1e6;
 var STATE_EVENT_INTERVAL_MS = 100;
 var READY_TIMEOUT_MS = 15e3;
@@ -755,6 +755,8 @@ var Relay = class {
     this.errorTimer = null;
   }
 };
+
+// widget.js
 var STYLE = `
 .splitbrain-view { font-family: var(--jp-ui-font-family, system-ui, sans-serif); color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; overflow: hidden; background: var(--jp-layout-color1, #fff); }
@@ -919,9 +921,7 @@ var widget_default = { render };
 export {
   MAX_STATE_CHARS,
   MAX_TARGET_MESSAGES_PER_S,
-  READY_TIMEOUT_MS,
   Relay,
-  STATE_EVENT_INTERVAL_MS,
   boundState,
   widget_default as default
 };

@@ -1,0 +1,358 @@
+// @ts-check
+/**
+ * The relay between the kernel (anywidget custom messages, or a headless host's bridge) and one
+ * target page (postMessage): the ready-handshake queue, the catch-up apply, the message budget.
+ * Pure logic, no DOM: the view (./widget.js) wires it to a real iframe, tests to fakes.
+ *
+ * Wire formats: docs/protocol.md. Shapes and validators: ./protocol.js.
+ */
+import {
+  MAX_ERROR_TEXT,
+  PARENT_SOURCE,
+  PROTOCOL_VERSION,
+  errorText,
+  isKernelRequest,
+  isTargetMessage,
+  makeNonce,
+} from "./protocol.js";
+
+/** Largest state (as JSON text) forwarded to the kernel; bigger ones are replaced by a marker. */
+export const MAX_STATE_CHARS = 1_000_000;
+/** Unsolicited states are forwarded at most this often (ms); the latest one wins. */
+export const STATE_EVENT_INTERVAL_MS = 100;
+/** How long a target may take to call SplitBrain.ready() before the view reports it. */
+export const READY_TIMEOUT_MS = 15_000;
+/**
+ * Messages a target may post in one second, besides answers to requests it was sent. Past it the
+ * view stops the page (unloads it) and says so once: message events run on the notebook page's
+ * own thread, so a page posting without pause would starve every other widget of the page.
+ * An honest target posts a state per frame (60 a second).
+ */
+export const MAX_TARGET_MESSAGES_PER_S = 5_000;
+/** Request ids remembered per view, so that each is applied at most once. */
+const SEEN_IDS = 20_000;
+
+/**
+ * Hop timestamps for benchmarks: when a page sets `globalThis.__splitbrainTrace = []`, each request
+ * records when it reached the view, was posted to the target, was answered, and was replied.
+ * @param {string} id
+ * @param {"in" | "post" | "state" | "out"} hop
+ */
+function trace(id, hop) {
+  const log = /** @type {any} */ (globalThis).__splitbrainTrace;
+  if (!Array.isArray(log) || log.length > 100_000) return;
+  log.push([id, hop, performance.now()]);
+}
+
+/**
+ * @typedef {object} Model  the part of anywidget's model this view uses
+ * @property {(name: string) => any} get
+ * @property {(event: string, cb: (...args: any[]) => void) => void} on
+ * @property {(event: string, cb: (...args: any[]) => void) => void} off
+ * @property {(content: any) => void} send
+ */
+
+/**
+ * Bound a state for the trip to the kernel.
+ * @param {unknown} state
+ * @returns {Record<string, unknown>}
+ */
+export function boundState(state) {
+  if (!state || typeof state !== "object" || Array.isArray(state)) return { _invalid: "expected an object" };
+  let text;
+  try {
+    text = JSON.stringify(state);
+  } catch (err) {
+    return { _invalid: errorText(err) };
+  }
+  if (text.length > MAX_STATE_CHARS) return { _truncated: true, bytes: text.length };
+  return /** @type {Record<string, unknown>} */ (state);
+}
+
+/**
+ * The relay between one view's model messages and its iframe. Pure logic, no DOM: widget
+ * rendering wires it to a real iframe; tests wire it to fakes.
+ */
+export class Relay {
+  /**
+   * @param {object} opts
+   * @param {string} opts.viewId
+   * @param {(msg: any) => void} opts.sendToKernel
+   * @param {(msg: any) => void} opts.postToTarget  posts to the iframe (targetOrigin '*')
+   * @param {() => Record<string, unknown>} opts.currentValues  the `values` trait
+   * @param {(status: "loading" | "ready" | "error", detail?: string) => void} [opts.onStatus]
+   * @param {(why: string) => void} [opts.onStopped]  the page broke its message budget: unload it
+   * @param {() => number} [opts.now]  a clock in ms (tests)
+   */
+  constructor({ viewId, sendToKernel, postToTarget, currentValues, onStatus, onStopped, now }) {
+    this.viewId = viewId;
+    this.sendToKernel = sendToKernel;
+    this.postToTarget = postToTarget;
+    this.currentValues = currentValues;
+    this.onStatus = onStatus ?? (() => {});
+    this.onStopped = onStopped ?? (() => {});
+    this.now = now ?? (() => Date.now());
+    this.nonce = makeNonce();
+    this.ready = false;
+    /** the `load` id of the page's ready ("" before it, or from a bridge that sends none) */
+    this.loadId = "";
+    /** why the page was stopped ("" while it runs) */
+    this.stopped = "";
+    this.budgetStart = 0;
+    this.budgetUsed = 0;
+    /** @type {import("./protocol.js").KernelRequest[]} */
+    this.queue = [];
+    /** how many queued requests came before the last `values` trait change (that change includes them) */
+    this.queuedBeforeValues = 0;
+    /** @type {Set<string>} ids already accepted from the kernel */
+    this.seen = new Set();
+    /** @type {Set<string>} ids posted to the target and not answered yet */
+    this.outstanding = new Set();
+    /** @type {Map<string, string>} the value (as JSON) last posted to the page, per path */
+    this.posted = new Map();
+    /** @type {Record<string, unknown> | null} */
+    this.pendingStateEvent = null;
+    /** @type {ReturnType<typeof setTimeout> | null} */
+    this.stateTimer = null;
+    /** @type {ReturnType<typeof setTimeout> | null} */
+    this.errorTimer = null;
+    /** @type {string} */
+    this.pendingError = "";
+    this.errorsSince = 0;
+    this.lastErrorEventAt = 0;
+    this.lastStateEventAt = 0;
+  }
+
+  /** A new page load: fresh nonce, not ready; queued requests stay queued. */
+  reload() {
+    this.nonce = makeNonce();
+    this.ready = false;
+    this.loadId = "";
+    this.stopped = "";
+    this.budgetUsed = 0;
+    this.posted.clear();
+    // Requests posted to the old page will never be answered by it: answer them now.
+    for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page was reloaded");
+    this.outstanding.clear();
+    this.onStatus("loading");
+  }
+
+  /** @param {unknown} msg  a custom message from the kernel */
+  fromKernel(msg) {
+    if (!isKernelRequest(msg)) return;
+    const request = /** @type {import("./protocol.js").KernelRequest} */ (msg);
+    trace(request.id, "in");
+    if (this.seen.has(request.id)) return;
+    this.seen.add(request.id);
+    if (this.seen.size > SEEN_IDS) this.seen.delete(this.seen.values().next().value ?? "");
+    if (this.stopped) this.replyError(request.id, "not_ready", this.stopped);
+    else if (this.ready) this.post(request);
+    else this.queue.push(request);
+  }
+
+  /**
+   * Remember what the page was given, so a `values` trait change can be told apart from its echo.
+   * @param {Record<string, unknown>} values
+   */
+  remember(values) {
+    for (const [path, value] of Object.entries(values)) this.posted.set(path, JSON.stringify(value));
+  }
+
+  /**
+   * The `values` trait changed: post (without an id) whatever differs from what the page has, e.g. a
+   * value assigned to `sim.values` directly. The echo of a request's own values differs in nothing.
+   * @param {Record<string, unknown>} values
+   */
+  valuesChanged(values) {
+    if (!this.ready) {
+      this.queuedBeforeValues = this.queue.length; // the catch-up apply on ready sends them
+      return;
+    }
+    /** @type {Record<string, unknown>} */
+    const changed = {};
+    for (const [path, value] of Object.entries(values ?? {})) {
+      if (this.posted.get(path) !== JSON.stringify(value)) changed[path] = value;
+    }
+    if (Object.keys(changed).length === 0) return;
+    this.remember(changed);
+    this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: changed });
+  }
+
+  /** @param {import("./protocol.js").KernelRequest} request */
+  post(request) {
+    this.outstanding.add(request.id);
+    const values = request.payload.values ?? {};
+    if (request.op !== "state") this.remember(values);
+    const type = request.op;
+    this.postToTarget({
+      source: PARENT_SOURCE,
+      nonce: this.nonce,
+      type,
+      id: request.id,
+      ...(type === "state" ? {} : { payload: values }),
+    });
+    trace(request.id, "post");
+  }
+
+  /**
+   * A message event from the iframe; `fromFrame` says whether `event.source` is our iframe.
+   * @param {unknown} data
+   * @param {boolean} fromFrame
+   */
+  fromTarget(data, fromFrame) {
+    if (!fromFrame || this.stopped) return;
+    const valid = isTargetMessage(data, this.nonce);
+    const answers = valid && typeof data.id === "string" && this.outstanding.has(data.id);
+    if (!answers && !this.withinBudget()) return;
+    if (!valid) return;
+    const msg = /** @type {any} */ (data);
+    if (msg.type === "ready") {
+      const load = typeof msg.load === "string" ? msg.load : "";
+      if (this.ready) {
+        // The same load again: ignored, so a page repeating ready cannot disturb its calls. A new
+        // load: the page reloaded itself (its nonce, window.name, survives that). What the old page
+        // was asked will not be answered, and the new one starts from its defaults.
+        if (load === "" || load === this.loadId) return;
+        for (const id of this.outstanding) {
+          this.replyError(id, "not_ready", "the target page reloaded itself before answering");
+        }
+        this.outstanding.clear();
+        this.posted.clear();
+      }
+      this.loadId = load;
+      this.ready = true;
+      this.onStatus("ready");
+      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
+      // Catch up with everything set while no page listened, and run what was queued, in the order
+      // the kernel made them: the `values` trait holds every request that came before its last
+      // change, so those run first, then the catch-up apply (less what later requests set), then
+      // the later requests. The page never sees a value go back.
+      const current = this.currentValues();
+      const queued = this.queue;
+      const split = Math.min(this.queuedBeforeValues, queued.length);
+      this.queue = [];
+      this.queuedBeforeValues = 0;
+      for (const request of queued.slice(0, split)) this.post(request);
+      const later = new Set(queued.slice(split).flatMap((r) => (r.op === "state" ? [] : Object.keys(r.payload.values ?? {}))));
+      const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
+      this.remember(catchUp);
+      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: catchUp });
+      for (const request of queued.slice(split)) this.post(request);
+    } else if (msg.type === "state") {
+      const state = boundState(msg.payload);
+      if (typeof msg.id === "string") {
+        if (!this.outstanding.delete(msg.id)) return;
+        trace(msg.id, "state");
+        this.sendToKernel({ kind: "reply", id: msg.id, view_id: this.viewId, ok: true, state });
+        trace(msg.id, "out");
+      } else {
+        this.stateEvent(state);
+      }
+    } else if (msg.type === "error") {
+      const message = errorText(msg.error?.message ?? msg.error ?? "target error");
+      if (typeof msg.id === "string") {
+        if (!this.outstanding.delete(msg.id)) return;
+        this.replyError(msg.id, "target_error", message);
+      } else {
+        this.errorEvent(message);
+      }
+    }
+  }
+
+  /**
+   * Count one message the page posted on its own (not an answer to a request). Past
+   * MAX_TARGET_MESSAGES_PER_S in a second the page is stopped: every request it holds or will get
+   * is answered with `not_ready` (saying why), the kernel is told once, and `onStopped` unloads it.
+   * @returns {boolean} whether the message may be handled
+   */
+  withinBudget() {
+    const now = this.now();
+    if (now - this.budgetStart >= 1000) {
+      this.budgetStart = now;
+      this.budgetUsed = 0;
+    }
+    this.budgetUsed += 1;
+    if (this.budgetUsed <= MAX_TARGET_MESSAGES_PER_S) return true;
+    this.stop(
+      `the target was stopped: it posted more than ${MAX_TARGET_MESSAGES_PER_S} messages within one second. ` +
+        "The change is kept and applies once it is restarted (the status bar's Restart button, or display the widget again)",
+    );
+    return false;
+  }
+
+  /** @param {string} why */
+  stop(why) {
+    if (this.stopped) return;
+    this.stopped = why;
+    this.ready = false;
+    // not_ready, not target_error: the page did not refuse these values, so the kernel keeps them
+    // and the restarted page gets them with its catch-up apply.
+    for (const id of this.outstanding) this.replyError(id, "not_ready", why);
+    this.outstanding.clear();
+    for (const request of this.queue.splice(0)) this.replyError(request.id, "not_ready", why);
+    this.posted.clear();
+    this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: why } });
+    this.onStatus("error", why);
+    this.onStopped(why);
+  }
+
+  /**
+   * @param {string} id
+   * @param {string} code
+   * @param {string} message
+   */
+  replyError(id, code, message) {
+    this.sendToKernel({
+      kind: "reply",
+      id,
+      view_id: this.viewId,
+      ok: false,
+      error: { code, message: message.slice(0, MAX_ERROR_TEXT) },
+    });
+  }
+
+  /**
+   * Forward an unsolicited state, at most once per STATE_EVENT_INTERVAL_MS; the latest wins.
+   * @param {Record<string, unknown>} state
+   */
+  stateEvent(state) {
+    this.pendingStateEvent = state;
+    if (this.stateTimer) return;
+    const wait = Math.max(0, this.lastStateEventAt + STATE_EVENT_INTERVAL_MS - Date.now());
+    this.stateTimer = setTimeout(() => {
+      this.stateTimer = null;
+      this.lastStateEventAt = Date.now();
+      const payload = this.pendingStateEvent;
+      this.pendingStateEvent = null;
+      if (payload) this.sendToKernel({ kind: "event", view_id: this.viewId, type: "state", payload });
+    }, wait);
+  }
+
+  /**
+   * Forward errors the page reports outside a request at most once per interval: the latest, with how
+   * many came since, so a page that throws in a loop cannot flood the kernel (or IOPub).
+   * @param {string} message
+   */
+  errorEvent(message) {
+    this.pendingError = message;
+    this.errorsSince = (this.errorsSince ?? 0) + 1;
+    if (this.errorTimer) return;
+    const wait = Math.max(0, (this.lastErrorEventAt ?? 0) + STATE_EVENT_INTERVAL_MS * 10 - Date.now());
+    this.errorTimer = setTimeout(() => {
+      this.errorTimer = null;
+      this.lastErrorEventAt = Date.now();
+      const count = this.errorsSince;
+      this.errorsSince = 0;
+      const text = count > 1 ? `${this.pendingError} (and ${count - 1} more errors)` : this.pendingError;
+      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: text } });
+    }, wait);
+  }
+
+  dispose() {
+    if (this.stateTimer) clearTimeout(this.stateTimer);
+    if (this.errorTimer) clearTimeout(this.errorTimer);
+    this.stateTimer = null;
+    this.errorTimer = null;
+  }
+}
+
