@@ -3,7 +3,9 @@
 It maps plain requests onto the same tools a real model calls: set / increase / decrease / toggle /
 show / hide / reset / switch target / "what is X", numbers with units converted to the manifest's
 unit, relative changes ("faster", "double the gravity", "a bit less damping") and several changes
-in one sentence. What it cannot map it says so, listing what it can do; it never guesses.
+in one sentence. What it cannot map it says so, listing what it can do; it never guesses: a wrong
+change is far worse than a refusal, so when the parameter, the value, the unit or the direction of
+a switch is not certain it refuses.
 """
 
 from __future__ import annotations
@@ -30,19 +32,52 @@ _SYNONYMS = {
     "number": "count", "amount": "count", "friction": "damping", "elevation": "angle",
     "heat": "temperature", "spring": "stiffness", "g": "gravity",
 }  # fmt: skip
-# Words that say "more" / "less" of something, with the parameter names they most likely mean.
-_MORE = {"faster": ("speed", "velocity", "rate"), "bigger": ("size", "radius", "scale"),
-         "larger": ("size", "radius", "scale"), "higher": ("height", "amplitude"), "heavier": ("mass",),
-         "longer": ("length",), "stronger": ("strength", "gravity", "force"), "wider": ("width", "size")}  # fmt: skip
-_LESS = {"slower": ("speed", "velocity", "rate"), "smaller": ("size", "radius", "scale"),
-         "lower": ("height", "amplitude"), "lighter": ("mass",), "shorter": ("length",),
-         "weaker": ("strength", "gravity", "force"), "narrower": ("width", "size")}  # fmt: skip
-_HOW = {"fast": ("speed", "velocity"), "far": ("range", "distance"), "high": ("height", "max_height"),
-        "long": ("length", "period", "flight_time"), "big": ("size", "radius"), "heavy": ("mass",),
-        "many": ("count", "number", "clusters")}  # fmt: skip
-_STOP_TOKENS = {"show", "enable", "use", "is", "has", "num", "n", "the", "of", "display"}
-_ON = r"(?:show|display|enable|turn on|switch on|activate|add)"
-_OFF = r"(?:hide|disable|turn off|switch off|deactivate|remove|no)"
+# Words that say "more" / "less" of something, with the parameter name words they surely mean. No
+# hint for "higher" / "lower" / "stronger gravity": which parameter makes a flight higher is a guess.
+_MORE = {"faster": ("speed", "rate"), "bigger": ("size",), "larger": ("size",), "heavier": ("mass",),
+         "longer": ("length",), "stronger": ("strength", "force"), "wider": ("width",)}  # fmt: skip
+_LESS = {"slower": ("speed", "rate"), "smaller": ("size",), "lighter": ("mass",), "shorter": ("length",),
+         "weaker": ("strength", "force"), "narrower": ("width",)}  # fmt: skip
+_MORE_RE = re.compile(r"\b(increase|raise|more|up|add|bigger|larger|faster|higher|heavier|longer|stronger|wider)\b")
+_LESS_RE = re.compile(
+    r"\b(decrease|reduce|lower|less|down|smaller|slower|lighter|shorter|weaker|narrower|cut|subtract)\b"
+)
+_FACTORS = ((r"double|twice", 2.0), (r"triple|thrice|three times", 3.0), (r"halve|half", 0.5))
+# "how <word>" questions: the words that name such a measurement and the units it is measured in.
+_HOW = {"fast": (("speed", "fast"), ("m/s",)), "far": (("range", "distance", "far"), ("m",)),
+        "high": (("height", "high", "highest", "altitude", "apex", "tall"), ("m",)),
+        "long": (("length", "long", "time", "duration", "period"), ("m", "s")),
+        "big": (("size", "big", "diameter"), ("m",)), "heavy": (("mass", "weight", "heavy"), ("kg",)),
+        "many": (("count", "many"), ())}  # fmt: skip
+# Outcome questions ("how high did it get") ask what the page measured, never a parameter.
+_OUTCOME = re.compile(r"\b(?:did|was|were|got|reached|went|flew|travell?ed|landed|ended|so far|has|had)\b")
+_STOP_TOKENS = {"show", "hide", "enable", "disable", "use", "is", "has", "num", "n", "the", "of", "display", "no"}
+# Switch words. Those about the thing ("show the trail") flip for a switch whose name is negative
+# ("hide_labels"); those about the switch itself ("turn hide_labels on") never do.
+_SEEN_ON = r"show|shows|showing|shown|display|displayed|displaying|visible|unhide|add|draw|drawing"
+_SEEN_OFF = r"hide|hides|hiding|hidden|invisible|remove|without|no|none"
+_SWITCH_ON = r"enable|enabled|enabling|activate|activated|on|true|yes"
+_SWITCH_OFF = r"disable|disabled|disabling|deactivate|deactivated|off|false"
+_NEGATION = re.compile(r"\b(?:don't|dont|do not|does not|doesn't|not|never|no longer|stop|stopped|avoid)\b")
+_NEGATIVE_NAMES = {"hide", "hidden", "no", "disable", "disabled", "without", "suppress"}
+_TOGGLE = re.compile(r"\b(?:toggle|flip)\b")
+# Words that may stand beside a switch's own name when the name is the whole request ("show trail please").
+_POLITE = {"please", "now", "the", "a", "an", "again", "just", "kindly", "ok", "okay", "thanks", "can", "you",
+           "could", "would", "i", "want", "to", "me"}  # fmt: skip
+# Words that may follow a number without being a unit ("speed 12 please").
+_AFTER_NUMBER = {"please", "now", "again", "instead", "then", "thanks", "thank", "too", "as", "well", "for",
+                 "at", "on", "with", "to", "if", "so", "ok", "okay", "exactly", "only", "just", "or", "and",
+                 "the", "a", "an", "it", "this", "right", "away", "immediately"}  # fmt: skip
+_RESET_WORDS = {"to", "the", "all", "everything", "it", "its", "back", "default", "defaults", "value", "values",
+                "setting", "settings", "parameter", "parameters", "original", "initial", "simulation", "sim",
+                "please", "now", "again", "state", "every", "of", "them", "thing", "things", "and", "start",
+                "beginning", "scratch", "for", "me", "whole", "entire", "factory", "over"}  # fmt: skip
+_BOUND = re.compile(
+    r"\b(?:above|below|over|under|beyond|at least|at most|more than|less than|greater than|fewer than|up to)\s*$"
+)
+# Clauses of these words alone carry no request ("ok, ...", "..., thanks").
+_GREETINGS = {"ok", "okay", "please", "thanks", "thank", "you", "now", "so", "well", "hi", "hello", "hey"}
+_NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 @dataclass(frozen=True)
@@ -68,9 +103,25 @@ class PlannerContext:
     targets: Sequence[tuple[str, str]] = ()  # (id, title) of every target
 
 
+@dataclass(frozen=True)
+class _Number:
+    """The number in a clause, the unit written after it (case kept) and where both are."""
+
+    value: float
+    unit: str | None
+    start: int
+    unit_start: int
+    end: int
+    word: str | None  # the word after the number when it is not a unit
+    others: int  # how many more numbers the clause holds outside this one and its unit
+
+
 def plan(text: str, ctx: PlannerContext) -> Plan:
     """Map one request onto tool calls."""
-    request = _normalise(text)
+    raw = _normalise(text)
+    request = raw.lower()
+    if len(request) != len(raw):  # lower() changed the length (rare letters): keep no case at all
+        raw = request
     if not request:
         return Plan(refusal=capabilities(ctx, "The request was empty."))
     if re.fullmatch(
@@ -82,8 +133,7 @@ def plan(text: str, ctx: PlannerContext) -> Plan:
     switch = _target_switch(request, ctx)
     if switch is not None:
         return switch
-    reset = r"(?:please )?(?:reset|restore (?:the )?defaults?|start over|back to (?:the )?defaults?)"
-    if re.fullmatch(reset + r"(?: (?:it|everything|all|the simulation|please))?", request):
+    if _is_reset(request, ctx):
         return Plan(calls=[PlannedCall("reset", {})])
     question = _question(request, ctx)
     if question is not None:
@@ -91,10 +141,14 @@ def plan(text: str, ctx: PlannerContext) -> Plan:
     values: dict[str, Any] = {}
     notes: list[str] = []
     failed: list[str] = []
-    for clause in _clauses(request):
-        outcome = _clause(clause, ctx, {**ctx.values, **values})
+    for clause, clause_raw in _clauses(request, raw):
+        if set(clause.split()) <= _GREETINGS:  # "ok, set the speed to 12"
+            continue
+        outcome = _clause(clause, clause_raw, ctx, {**ctx.values, **values})
         if isinstance(outcome, str):
             failed.append(outcome)
+        elif outcome[0] in values and values[outcome[0]] != outcome[1]:
+            failed.append(f"{outcome[0]} was asked for twice, with different values.")
         else:
             path, value, note = outcome
             values[path] = value
@@ -124,14 +178,26 @@ def capabilities(ctx: PlannerContext, reason: str) -> str:
 
 
 def _normalise(text: str) -> str:
-    out = text.strip().lower().replace("colour", "color").replace("’", "'")
+    """Trimmed, one space between words, "colour" -> "color"; the case is kept for units (mm / Mm)."""
+    out = re.sub(r"colour", "color", text.strip().replace("’", "'"), flags=re.IGNORECASE)
     out = re.sub(r"[!.]+$", "", out).strip()
     return re.sub(r"\s+", " ", out)
 
 
-def _clauses(request: str) -> list[str]:
-    parts = re.split(r"\s*(?:,|;|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b|\bplus\b)\s*", request)
-    return [p for p in (x.strip() for x in parts) if p]
+def _clauses(request: str, raw: str) -> list[tuple[str, str]]:
+    """The request split into clauses, each lower-cased and as written."""
+    # "but" and "except" split too: "show the trail but make it red" is two requests, and "anything but
+    # red" leaves "anything", which is refused, instead of setting red
+    separator = re.compile(
+        r"\s*(?:,|;|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b|\bplus\b|\bbut\b|\bexcept\b)\s*"
+    )
+    out, start = [], 0
+    for match in [*separator.finditer(request), None]:
+        end = match.start() if match else len(request)
+        if request[start:end].strip():
+            out.append((request[start:end].strip(), raw[start:end].strip()))
+        start = match.end() if match else end
+    return out
 
 
 def _tokens(text: str) -> list[str]:
@@ -149,14 +215,47 @@ def _core(param: Parameter) -> list[str]:
     return [t for t in core if t not in _STOP_TOKENS] or core
 
 
-def _find_params(clause: str, manifest: Manifest) -> list[Parameter]:
-    """Parameters the clause names (by path, leaf name, or all the leaf's words)."""
+def _forms(param: Parameter) -> list[str]:
+    """The ways a request names a parameter itself, longest first: path, name, its words, label."""
+    name = param.name.lower()
+    words = name.replace("_", " ")
+    forms = {param.path.lower(), name, words}
+    if "." in param.path:
+        group = param.path.lower().rsplit(".", 2)[-2]
+        forms |= {f"{group} {words}", f"{group} {name}"}
+    if param.label:
+        forms.add(_normalise(param.label).lower())
+    return sorted(forms, key=len, reverse=True)
+
+
+def _mentions(clause: str, manifest: Manifest, skip: tuple[int, int] | None) -> list[tuple[Parameter, int, int]]:
+    """Parameters the clause names by one of their forms, with the span of the longest such mention.
+
+    A mention inside a longer mention of another parameter does not count ("perception" inside
+    "show perception"), nor one inside the unit after the number ("2 x" is a time scale, not probe x).
+    """
+    found: list[tuple[Parameter, int, int]] = []
+    for p in manifest.parameters.values():
+        best: tuple[int, int] | None = None
+        for form in _forms(p):
+            for m in re.finditer(rf"(?<![\w.]){re.escape(form)}(?!\w)", clause):
+                if skip and m.start() < skip[1] and m.end() > skip[0]:
+                    continue
+                if best is None or m.end() - m.start() > best[1] - best[0]:
+                    best = (m.start(), m.end())
+        if best:
+            found.append((p, *best))
+    return [f for f in found if not any(o[1] <= f[1] and f[2] <= o[2] and o[2] - o[1] > f[2] - f[1] for o in found)]
+
+
+def _find_params(clause: str, manifest: Manifest, skip: tuple[int, int] | None = None) -> list[Parameter]:
+    """Parameters the clause names (by path, name, label, or all the leaf's words)."""
+    mentioned = _mentions(clause, manifest, skip)
+    if mentioned:
+        return [p for p, _, _ in mentioned]
+    if skip:
+        clause = clause[: skip[0]] + " " + clause[skip[1] :]
     tokens = set(_tokens(clause))
-    exact = [
-        p for p in manifest.parameters.values() if p.path in clause or re.search(rf"\b{re.escape(p.name)}\b", clause)
-    ]
-    if exact:
-        return _prefer_path(exact, clause)
     hits = [p for p in manifest.parameters.values() if set(_core(p)) <= tokens]
     if len(hits) > 1:  # prefer the parameters whose every word is named over those named by one word
         best = max(len(_core(p)) for p in hits)
@@ -164,92 +263,134 @@ def _find_params(clause: str, manifest: Manifest) -> list[Parameter]:
     return hits
 
 
-def _prefer_path(found: list[Parameter], clause: str) -> list[Parameter]:
-    by_path = [p for p in found if p.path in clause]
-    return by_path or found
+def _manifest_units(manifest: Manifest) -> set[str]:
+    units = {p.unit for p in manifest.parameters.values() if p.unit}
+    return {u.lower() for u in units | {o.unit for o in manifest.observables.values() if o.unit}}
 
 
-def _number(clause: str) -> tuple[float, str | None] | None:
-    """The first number in the clause and the unit written after it (if any)."""
-    units = "|".join(re.escape(u) for u in _units.known_units())
-    match = re.search(rf"(-?\d+(?:\.\d+)?(?:e-?\d+)?)\s*({units})?(?![a-z0-9])", clause)
-    if match:
-        return float(match.group(1)), match.group(2)
-    for word, number in _NUMBER_WORDS.items():
-        if re.search(rf"\b{word}\b", clause):
-            after = re.search(rf"\b{word}\s+({units})(?![a-z0-9])", clause)
-            return float(number), after.group(1) if after else None
-    return None
+def _is_unit(text: str, manifest: Manifest) -> bool:
+    return _units.is_unit(text) or _units.is_unit(text.lower()) or text.lower() in _manifest_units(manifest)
 
 
-def _clause(clause: str, ctx: PlannerContext, current: Mapping[str, Any]) -> tuple[str, Any, str] | str:
+def _read_number(clause: str, raw: str, manifest: Manifest) -> _Number | None:
+    """The first number in the clause (digits or a number word) and the unit written after it."""
+    spans = [(m.start(), m.end(), float(m.group(0))) for m in _NUMBER_RE.finditer(clause)]
+    words = [
+        (m.start(), m.end(), float(_NUMBER_WORDS[m.group(0)]))
+        for m in re.finditer(rf"\b(?:{'|'.join(_NUMBER_WORDS)})\b", clause)
+    ]
+    spans = sorted(spans + words)
+    if not spans:
+        return None
+    start, end, value = spans[0]
+    unit, unit_start, word = None, end, None
+    after = list(re.finditer(r"\S+", raw[end:]))[:4]
+    if after:
+        for k in range(len(after), 0, -1):
+            text = raw[end + after[0].start() : end + after[k - 1].end()].rstrip("?!.,;:")
+            if k > 1 and not (_units.is_phrase(text) or text.lower() in _manifest_units(manifest)):
+                continue  # "m please" is metres; pint would read "m s" as metre-seconds
+            if text and _is_unit(text, manifest):
+                unit, unit_start, end = text, end + after[0].start(), end + after[0].start() + len(text)
+                break
+        else:
+            first = after[0].group(0).rstrip("?!.,;:").lower()
+            word = first if re.fullmatch(r"[a-z']+", first) else None
+    others = sum(1 for s, e, _ in spans[1:] if not (s >= unit_start and e <= end))
+    return _Number(value, unit, start, unit_start, end, word, others)
+
+
+def _clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str, Any]) -> tuple[str, Any, str] | str:
     """One clause -> (path, value, note) or the reason it could not be mapped."""
     manifest = ctx.manifest
-    params = _find_params(clause, manifest)
-    if len(params) > 1 and re.search(rf"\b(?:{_ON}|{_OFF}|toggle|flip)\b", clause):
-        params = [p for p in params if p.type == "boolean"] or params  # "show the velocity vectors"
+    number = _read_number(clause, raw, manifest)
+    skip = (number.unit_start, number.end) if number and number.unit else None
+    params = _find_params(clause, manifest, skip)
+
+    switch = _switch(clause, manifest, params, current, number)
+    if switch is not None:
+        return switch if isinstance(switch, str) else (switch[0], switch[1], "")
+    if _NEGATION.search(clause):  # "don't set the speed to 12" must not set it
+        return f'"{clause}" says what not to do; I only carry out plain requests.'
+    if re.search(r"\b(?:reset|restore|revert|start over|start again)\b", clause):  # "start over with speed 12"
+        return f'"{clause}": ask for a reset on its own, then for the change.'
     if len(params) > 1:
         names = " or ".join(p.path for p in params)
         return f'"{clause}" could mean {names}; name one of them.'
     if params and params[0].readonly:
         return f"{params[0].path} is read-only."
     param = params[0] if params else None
-
-    # switches: show / hide / toggle / on / off
-    if param is None or param.type == "boolean":
-        switch = _switch(clause, manifest, param, current)
-        if switch is not None:
-            return switch if isinstance(switch, str) else (switch[0], switch[1], "")
+    if param is not None and param.type == "boolean":
+        return f'I could not tell whether to turn {param.path} on or off in "{clause}".'
 
     # an enum value named on its own: "make it red", "use rk4"
-    if param is None:
-        enum_hit = _enum_value(clause, manifest)
+    if param is None and number is None:
+        enum_hit = _enum_value(clause, ctx)
         if enum_hit is not None:
             return enum_hit
-    if param is not None and param.enum is not None:
-        for option in param.enum:
-            if isinstance(option, str) and re.search(rf"\b{re.escape(option.lower())}\b", clause):
-                return param.path, option, ""
+    if param is not None and param.enum is not None and number is None:
+        options = [o for o in param.enum if isinstance(o, str) and re.search(rf"\b{re.escape(o.lower())}\b", clause)]
+        if len(options) == 1:
+            return param.path, options[0], ""
+        if options:
+            return f'"{clause}" names several values of {param.path}: {", ".join(options)}.'
 
-    # relative changes
-    relative = _relative(clause, manifest, param, current)
+    relative = _relative(clause, manifest, param, current, number)
     if relative is not None:
         return relative
 
     if param is None:
-        param = _by_unit(clause, manifest)
+        param = _by_unit(clause, manifest, number)
     if param is None:
         return f'I could not tell which parameter "{clause}" is about.'
     if param.type == "string":
-        quoted = re.search(r"['\"](.+?)['\"]", clause) or re.search(r"\bto\s+(\S+)$", clause)
+        quoted = re.search(r"['\"](.+?)['\"]", raw) or re.search(r"\bto\s+(\S+)$", raw)
         if quoted:
             return param.path, quoted.group(1), ""
         return f'I could not find the value for {param.path} in "{clause}".'
     if param.type == "array":
-        numbers = re.findall(r"-?\d+(?:\.\d+)?", clause)
+        numbers = _NUMBER_RE.findall(clause)
         if param.length and len(numbers) == param.length:
             return param.path, [float(n) for n in numbers], ""
         return f'{param.path} needs {param.length or "a list of"} numbers, as in "set {param.name} to 1, 2, 3".'
-    if param.type == "boolean":
-        word = re.search(r"\b(true|false|on|off|yes|no)\b", clause)
-        if word:
-            return param.path, word.group(1) in ("true", "on", "yes"), ""
-        return f'I could not tell whether to turn {param.path} on or off in "{clause}".'
-    found = _number(clause)
-    if found is None:
+    if number is None:
         return f'I found {param.path} but no number in "{clause}".'
-    number, unit = found
-    return _with_unit(param, number, unit)
+    if number.others:
+        return f'"{clause}" holds more than one number; I could not tell which one {param.path} should take.'
+    before = clause[: number.start]
+    if re.search(r"\bby\s*$", before):  # "make the angle steeper by 10": a change, not a value
+        return f'"{clause}": I could not tell which way to change {param.path} by {_fmt(number.value)}.'
+    if _BOUND.search(before):  # "speed above 12" does not ask for 12
+        return f'"{clause}" asks for a range, not a value; say the value for {param.path}.'
+    if number.unit is None and number.word and param.unit and number.word not in _AFTER_NUMBER:
+        return f'I do not know the unit "{number.word}"; {param.path} is in {param.unit}.'
+    return _with_unit(param, number.value, number.unit)
+
+
+def _convert(number: float, unit: str, param: Parameter, delta: bool = False) -> float | None:
+    """``number`` in ``unit`` in the parameter's unit, trying the case as written first ("MHz")."""
+    assert param.unit is not None
+    convert = _units.convert_delta if delta else _units.convert
+    for spelling in dict.fromkeys([unit, unit.lower()]):
+        converted = convert(number, spelling, param.unit)
+        if converted is not None:
+            return converted
+    return None
 
 
 def _with_unit(param: Parameter, number: float, unit: str | None) -> tuple[str, Any, str] | str:
     note = ""
-    if unit and param.unit and not _units.same(unit, param.unit):
-        converted = _units.convert(number, unit, param.unit)
+    if unit and not param.unit:
+        if _units.is_physical(unit):  # "count 5 km"; a count noun like "200 boids" is fine
+            return f"{param.path} has no unit; I cannot use {unit} for it."
+    elif unit and param.unit and not _units.same(unit, param.unit):
+        converted = _convert(number, unit, param)
         if converted is None:
             return f"{param.path} is in {param.unit}; I cannot convert {unit} to that."
-        note = f"{_fmt(number)} {unit} = {_fmt(converted)} {param.unit}"
+        note = f"{_fmt(number)} {unit} = {_fmt(_tidy(converted))} {param.unit}"
         number = converted
+    if param.type == "integer" and not float(number).is_integer():
+        return f"{param.path} takes whole numbers; {_fmt(number)} is not one."
     value: Any = round(number) if param.type == "integer" else _tidy(number)
     return param.path, value, note
 
@@ -257,17 +398,18 @@ def _with_unit(param: Parameter, number: float, unit: str | None) -> tuple[str, 
 _GOAL_WORDS = re.compile(r"\b(?:land|lands|landing|reach|hit|aim|away|range|so that|until|target)\b")
 
 
-def _by_unit(clause: str, manifest: Manifest) -> Parameter | None:
+def _by_unit(clause: str, manifest: Manifest, number: _Number | None) -> Parameter | None:
     """The one number parameter whose unit measures what the clause's unit measures ("launch from 10 m").
 
     Not for goals ("land at 50 m"): reaching an observable takes a model that reads results back.
     """
-    if _GOAL_WORDS.search(clause) or any(re.search(rf"\b{re.escape(o)}\b", clause) for o in manifest.observables):
+    if _GOAL_WORDS.search(clause) or any(
+        re.search(rf"\b{re.escape(o.lower())}\b", clause) for o in manifest.observables
+    ):
         return None
-    found = _number(clause)
-    if found is None or found[1] is None:
+    if number is None or number.unit is None:
         return None
-    wanted = _units.dimension(found[1])
+    wanted = _units.dimension(number.unit) or _units.dimension(number.unit.lower())
     matches = [
         p
         for p in manifest.parameters.values()
@@ -276,116 +418,208 @@ def _by_unit(clause: str, manifest: Manifest) -> Parameter | None:
     return matches[0] if len(matches) == 1 else None
 
 
+def _switch_words(text: str, negative_name: bool) -> tuple[int, int, int]:
+    """How many words in ``text`` say on, say off, and negate."""
+    negations = len(_NEGATION.findall(text))
+    text = _NEGATION.sub(" ", text)
+    seen_on = len(re.findall(rf"\b(?:{_SEEN_ON})\b", text))
+    seen_off = len(re.findall(rf"\b(?:{_SEEN_OFF})\b", text))
+    if negative_name:  # "show the labels" turns hide_labels off
+        seen_on, seen_off = seen_off, seen_on
+    on = seen_on + len(re.findall(rf"\b(?:{_SWITCH_ON})\b", text))
+    off = seen_off + len(re.findall(rf"\b(?:{_SWITCH_OFF})\b", text))
+    return on, off, negations
+
+
+def _without_names(clause: str, param: Parameter) -> tuple[str, bool]:
+    """The clause with the parameter's own names blanked, and whether any was there.
+
+    A name holds switch words of its own: "switch off show trail" is off, whatever "show" says.
+    """
+    named = False
+    for form in _forms(param):
+        clause, n = re.subn(rf"(?<![\w.]){re.escape(form)}(?!\w)", " ", clause)
+        named = named or n > 0
+    return clause, named
+
+
 def _switch(
-    clause: str, manifest: Manifest, param: Parameter | None, current: Mapping[str, Any]
+    clause: str, manifest: Manifest, params: list[Parameter], current: Mapping[str, Any], number: _Number | None
 ) -> tuple[str, bool] | str | None:
-    on = re.search(rf"\b{_ON}\b", clause)
-    off = re.search(rf"\b{_OFF}\b", clause)
-    toggle = re.search(r"\b(?:toggle|flip)\b", clause)
-    if not (on or off or toggle):
+    """A boolean set on or off by the clause, the reason it cannot be, or None when it is no switch."""
+    booleans = [p for p in manifest.parameters.values() if p.type == "boolean" and not p.readonly]
+    tokens = set(_tokens(clause))
+    named = [p for p in params if p in booleans]
+    candidates = named or [p for p in booleans if set(_core(p)) <= tokens]
+    if not candidates:  # "show the lines": one word of the name is enough when only one switch has it
+        candidates = [p for p in booleans if set(_core(p)) & tokens]
+    if len(candidates) > 1:
+        best = max(len(_core(p)) for p in candidates)
+        candidates = [p for p in candidates if len(_core(p)) == best]
+    decided: list[tuple[Parameter, bool | str]] = []
+    for param in candidates:
+        text, by_name = _without_names(clause, param)
+        negative = param.name.lower().split("_")[0] in _NEGATIVE_NAMES
+        on, off, negations = _switch_words(text, negative)
+        toggle = bool(_TOGGLE.search(text))
+        rest = set(re.findall(r"[a-z']+", _NEGATION.sub(" ", text)))
+        if toggle:
+            value: bool | str = (
+                f'"{clause}": I cannot toggle and set {param.path} at once.'
+                if on or off or negations
+                else not bool(current.get(param.path, param.value))
+            )
+            decided.append((param, value))
+            continue
+        if not on and not off:
+            # the name alone is the request: "show trail please", "hide labels" (hide_labels on)
+            verb_led = param.name.lower().split("_")[0] in ({"show", "display", "enable", "use"} | _NEGATIVE_NAMES)
+            if not (by_name and verb_led and rest <= _POLITE):
+                continue
+            on = 1
+        if on and off:
+            value = f'I could not tell whether to turn {param.path} on or off in "{clause}".'
+        elif negations and re.search(r"\b(?:set|change|make|put)\b", text):  # "don't set it to true": leave it
+            value = f'"{clause}" says what not to do; I only carry out plain requests.'
+        elif negations > 1:
+            value = f'"{clause}" has more than one "not"; I could not tell whether to turn {param.path} on or off.'
+        else:
+            value = bool(on) != bool(negations)
+        decided.append((param, value))
+    if not decided:
         return None
-    if param is None:
-        booleans = [p for p in manifest.parameters.values() if p.type == "boolean" and not p.readonly]
-        stripped = re.sub(rf"\b(?:{_ON}|{_OFF}|toggle|flip|the|a|an)\b", " ", clause)
-        matches = [p for p in booleans if set(_core(p)) & set(_tokens(stripped))]
-        if len(matches) > 1:
-            return f'"{clause}" could mean ' + " or ".join(p.path for p in matches) + "."
-        if not matches:
-            return None
-        param = matches[0]
-    if param.type != "boolean":
-        return None
-    if toggle:
-        return param.path, not bool(current.get(param.path, param.value))
-    if on and off:  # "turn off the trail and show vectors" was split already; here the later word wins
-        return param.path, on.start() > off.start()
-    return param.path, bool(on)
+    if len(decided) > 1:
+        return f'"{clause}" could mean ' + " or ".join(p.path for p, _ in decided) + "; name one of them."
+    param, value = decided[0]
+    if isinstance(value, str):
+        return value
+    # "show the trail at speed 12", "trail on and faster", "show the trail in red": a second change
+    # hides in the clause; doing only the switch would not be what was asked
+    scales = (
+        any(m.group(1) != "add" for m in _MORE_RE.finditer(clause))
+        or _LESS_RE.search(clause) is not None
+        or any(re.search(rf"\b(?:{words})\b", clause) for words, _ in _FACTORS)  # "toggle it twice"
+    )
+    options = [o for p in manifest.parameters.values() for o in p.enum or () if isinstance(o, str)]
+    if number is not None or scales or any(re.search(rf"\b{re.escape(o.lower())}\b", clause) for o in options):
+        return f'"{clause}": I can only turn {param.path} on or off; say the other change in its own clause.'
+    return param.path, value
 
 
-def _enum_value(clause: str, manifest: Manifest) -> tuple[str, Any, str] | None:
+def _enum_value(clause: str, ctx: PlannerContext) -> tuple[str, Any, str] | None:
     hits = []
-    for p in manifest.parameters.values():
+    tokens = set(_tokens(clause))
+    for p in ctx.manifest.parameters.values():
         if p.enum is None or p.readonly:
             continue
         for option in p.enum:
             if isinstance(option, str) and re.search(rf"\b{re.escape(option.lower())}\b", clause):
+                # "double it" is a factor, not double mode: a word that also scales needs the parameter's
+                # group or the target named beside it ("double pendulum")
+                if re.fullmatch("|".join(f for f, _ in _FACTORS), option.lower()):
+                    context = set(_tokens(p.path.replace(".", " "))) | set(_tokens(ctx.manifest.id))
+                    if not (tokens - {option.lower()}) & context:
+                        continue
                 hits.append((p.path, option, ""))
     return hits[0] if len(hits) == 1 else None
 
 
 def _relative(
-    clause: str, manifest: Manifest, param: Parameter | None, current: Mapping[str, Any]
+    clause: str, manifest: Manifest, param: Parameter | None, current: Mapping[str, Any], number: _Number | None
 ) -> tuple[str, Any, str] | str | None:
-    factor: float | None = None
-    delta: tuple[float, str | None] | None = None
-    direction = 0
-    if re.search(r"\b(?:double|twice)\b", clause):
-        factor = 2.0
-    elif re.search(r"\b(?:triple|three times)\b", clause):
-        factor = 3.0
-    elif re.search(r"\b(?:halve|half)\b", clause):
-        factor = 0.5
-    more = re.search(
-        r"\b(increase|raise|more|up|add|bigger|larger|faster|higher|heavier|longer|stronger|wider)\b", clause
-    )
-    less = re.search(
-        r"\b(decrease|reduce|lower|less|down|smaller|slower|lighter|shorter|weaker|narrower|cut)\b", clause
-    )
-    if factor is None and (more or less):
-        direction = 1 if more else -1
-        by = re.search(r"\bby\s+(-?\d+(?:\.\d+)?)\s*(%|percent)?", clause)
-        if by and by.group(2):
-            factor = 1 + direction * float(by.group(1)) / 100
-        elif by:
-            found = _number(clause[by.start() :])
-            delta = (direction * found[0], found[1]) if found else None
-        elif re.search(r"\b(?:a (?:little|bit|touch)|slightly|a tad)\b", clause):
-            factor = 1.1 if direction > 0 else 1 / 1.1
-        elif re.search(r"\b(?:much|a lot|way|far)\b", clause):
-            factor = 2.0 if direction > 0 else 0.5
-        else:
-            factor = 1.25 if direction > 0 else 0.8
-    if factor is None and delta is None:
+    factor = next((f for words, f in _FACTORS if re.search(rf"\b(?:{words})\b", clause)), None)
+    more, less = _MORE_RE.search(clause), _LESS_RE.search(clause)
+    if factor is None and not (more or less):
         return None
+    if more and less:
+        return f'"{clause}": I could not tell whether to increase or decrease.'
+    said = more or less
+    direction = 1 if more else -1 if less else 0
+    if factor is not None and said and (factor > 1) != (direction > 0):
+        return f'"{clause}": a factor of {_fmt(factor)} does not go the way "{said.group(1)}" says.'
     if param is None:
-        said = more or less
-        word = said.group(1) if said else ""
-        hints = _MORE.get(word) or _LESS.get(word) or ()
+        hints = (_MORE.get(said.group(1)) or _LESS.get(said.group(1)) or ()) if said else ()
         candidates = [
             p for p in manifest.parameters.values()
-            if p.type in ("number", "integer") and not p.readonly and any(h in p.name for h in hints)
+            if p.type in ("number", "integer") and not p.readonly and set(_core(p)) & set(hints)
         ]  # fmt: skip
         if len(candidates) != 1:
-            return None if not hints else f'"{clause}": I could not tell which parameter to change.'
+            return None if not hints and factor is None else f'"{clause}": I could not tell which parameter to change.'
         param = candidates[0]
     if param.type not in ("number", "integer"):
         return f"{param.path} is a {param.type}; I can only scale numbers."
     now = current.get(param.path, param.value)
     if not isinstance(now, int | float) or isinstance(now, bool):
         return f"{param.path} has no numeric current value."
-    if delta is not None:
-        amount, unit = delta
-        if unit and param.unit:
-            converted = _units.convert(amount, unit, param.unit)
-            if converted is None:
-                return f"{param.path} is in {param.unit}; I cannot convert {unit} to that."
-            amount = converted
-        target = now + amount
+    unit = number.unit if number else None
+    if unit and param.unit is None and _units.is_physical(unit):
+        return f"{param.path} has no unit; I cannot use {unit} for it."
+    if number is not None and number.others:
+        return f'"{clause}" holds more than one number; I could not tell which one to use.'
+    before = clause[: number.start] if number else ""
+    if factor is not None and number is not None:
+        return f'"{clause}": I could not tell whether to scale {param.path} or set it to {_fmt(number.value)}.'
+    note = ""
+    if number is not None:
+        amount = number.value
+        if re.search(r"\bby\s*$", before) and unit in ("%", "percent"):
+            if param.unit and _units.same(param.unit, "%"):
+                return f'"{clause}": {param.path} is in % itself; say the new value instead.'
+            target = now * (1 + direction * amount / 100)
+        elif re.search(r"\bby\s*$", before) or re.fullmatch(r"(?:please )?(?:add|subtract)\s*", before):
+            if unit and param.unit and not _units.same(unit, param.unit):
+                converted = _convert(amount, unit, param, delta=True)
+                if converted is None:
+                    return f"{param.path} is in {param.unit}; I cannot convert {unit} to that."
+                amount = converted
+            target = now + direction * amount
+        elif re.search(r"\bto\s*$", before):  # "increase the speed to 12" sets 12 if that is an increase
+            absolute = _with_unit(param, amount, unit)
+            if isinstance(absolute, str):
+                return absolute
+            if (absolute[1] - now) * direction <= 0:
+                return f'"{clause}": {_fmt(absolute[1])} is not {"more" if direction > 0 else "less"} than {_fmt(now)}.'
+            return absolute
+        else:
+            return f'"{clause}": I could not tell whether to change {param.path} by {_fmt(amount)} or to it.'
+    elif re.search(r"\bby\b", clause):
+        return f'"{clause}": I could not find by how much.'
     else:
-        assert factor is not None
+        if factor is None:
+            if re.search(r"\b(?:a (?:little|bit|touch)|slightly|a tad)\b", clause):
+                factor = 1.1 if direction > 0 else 1 / 1.1
+            elif re.search(r"\b(?:much|a lot|way|far)\b", clause):
+                factor = 2.0 if direction > 0 else 0.5
+            else:
+                factor = 1.25 if direction > 0 else 0.8
         target = now * factor
         if now == 0 and direction:
             step = param.step or (
                 (param.max - param.min) / 10 if param.max is not None and param.min is not None else 1
             )
             target = direction * step
-    note = ""
     if param.max is not None and target > param.max:
         target, note = param.max, f"{param.path} is capped at its maximum {_fmt(param.max)}"
     if param.min is not None and target < param.min:
         target, note = param.min, f"{param.path} is held at its minimum {_fmt(param.min)}"
     value: Any = round(target) if param.type == "integer" else _tidy(target)
     return param.path, value, note
+
+
+def _is_reset(request: str, ctx: PlannerContext) -> bool:
+    """A request to reset everything: "reset", "reset everything back to default values please"."""
+    match = re.fullmatch(
+        r"(?:(?:please|can you|could you|kindly) )?(reset|restore|revert|start over|start again|go back|back)"
+        r"\b(.*?)\??",
+        request,
+    )
+    if not match:
+        return False
+    rest = set(re.findall(r"[\w']+", match.group(2)))
+    if match.group(1) in ("go back", "back", "restore") and not rest & {"default", "defaults", "original", "initial"}:
+        return match.group(1) == "restore" and not rest
+    names = {ctx.manifest.id.lower(), *re.findall(r"[a-z]+", (ctx.manifest.title or "").lower())}
+    return rest <= _RESET_WORDS | names
 
 
 def _question(request: str, ctx: PlannerContext) -> Plan | None:
@@ -397,24 +631,70 @@ def _question(request: str, ctx: PlannerContext) -> Plan | None:
     if not match:
         return None
     subject = match.group(1)
-    how = re.match(r"how (fast|far|high|long|big|heavy|many)", request)
-    if how:  # "how fast is it?" asks about whatever measures speed
-        subject += " " + " ".join(_HOW[how.group(1)])
     names: list[str] = []
-    for name, _obs in ctx.manifest.observables.items():
-        words = set(_tokens(name.replace("_", " ")))
+    for name in ctx.manifest.observables:
+        words = set(_tokens(name.lower().replace("_", " ")))
         if re.search(rf"\b{re.escape(name.lower())}\b", subject) or (words and words <= set(_tokens(subject))):
             names.append(name)
     params = _find_params(subject, ctx.manifest)
-    if how and len(params) > 1:
-        params = params[:1]
     if names:
         return Plan(calls=[PlannedCall("get_state", {})], asked=names + [p.path for p in params])
     if params:
         return Plan(calls=[PlannedCall("get_parameters", {})], asked=[p.path for p in params])
+    how = re.match(r"how (fast|far|high|long|big|heavy|many)", request)
+    if how:
+        return _how(how.group(1), subject, ctx)
     if re.search(r"\b(?:state|happening|going on|status)\b", subject):
         return Plan(calls=[PlannedCall("get_state", {})], asked=["*state"])
     return Plan(refusal=capabilities(ctx, f'I do not know what "{subject.strip()}" refers to.'))
+
+
+def _how(how: str, subject: str, ctx: PlannerContext) -> Plan:
+    """ "how high did it get": the one observable (or, asked about the present, parameter) that fits.
+
+    What fits comes from the manifest: the unit measures the right thing and the name, label or
+    description uses a word for it. Outcome questions ("did it get") only read observables.
+    """
+    words, units = _HOW[how]
+    keywords = set(_tokens(" ".join(words)))
+    dims = {_units.dimension(u) for u in units}
+    about = set(_tokens(subject)) - {"it", "is", "the", "did", "get", "go", "are", "there", "they", "do", "does"}
+    items: list[tuple[str, str, str | None, set[str], set[str], set[str], bool]] = [
+        ("get_state", n, o.unit, set(_tokens(n.lower().replace("_", " "))), set(_tokens((o.description or "").lower())),
+         set(), False)
+        for n, o in ctx.manifest.observables.items()
+    ]  # fmt: skip
+    if not _OUTCOME.search(subject):
+        items += [
+            ("get_parameters", p.path, p.unit, set(_core(p)) | set(_tokens(p.name.lower().replace("_", " "))),
+             set(_tokens(f"{p.label or ''} {p.description or ''}".lower())),
+             set(_tokens(p.path.lower().replace(".", " "))), p.type == "integer")
+            for p in ctx.manifest.parameters.values()
+        ]  # fmt: skip
+    scored: list[tuple[int, str, str, Any]] = []
+    for tool, key, unit, name_words, text_words, path_words, integer in items:
+        dim = _units.dimension(unit)
+        literal = unit is None or not _units.is_physical(unit)
+        if how == "many":  # "how many heaps": what is counted must be what the item is about
+            fits = (literal or integer) and (not about or bool(about & (name_words | text_words | path_words)))
+        else:
+            fits = dim in dims or (bool(name_words & keywords) and literal)
+        score = 2 * bool(name_words & keywords) + bool(text_words & keywords) + 2 * bool(about & path_words)
+        if fits and score:
+            scored.append((score, tool, key, dim))
+    top = [s for s in scored if s[0] == max((s[0] for s in scored), default=0)]
+    if len(top) > 1 and len({s[3] for s in top}) == 1:  # one kind of measurement: what the page measured wins
+        measured = [s for s in top if s[1] == "get_state"]
+        top = measured if len(measured) == 1 else top
+    if len(top) == 1:
+        _, tool, key, _ = top[0]
+        return Plan(calls=[PlannedCall(tool, {})], asked=[key])
+    reason = (
+        f'"how {how}" could mean ' + " or ".join(s[2] for s in top) + "; name one of them."
+        if top
+        else f'nothing this target reports answers "how {how}{subject}".'
+    )
+    return Plan(refusal=capabilities(ctx, reason[:1].upper() + reason[1:]))
 
 
 def _target_switch(request: str, ctx: PlannerContext) -> Plan | None:
@@ -431,10 +711,12 @@ def _target_switch(request: str, ctx: PlannerContext) -> Plan | None:
     for target_id, title in ctx.targets:
         if wanted in (target_id.lower(), title.lower()) or wanted.rstrip("s") == target_id.lower().rstrip("s"):
             return Plan(calls=[PlannedCall("select_target", {"target": target_id})])
-    for target_id, title in ctx.targets:
-        if set(_tokens(wanted)) & (set(_tokens(title)) | {target_id.lower()}):
-            return Plan(calls=[PlannedCall("select_target", {"target": target_id})])
+    close = [t for t, title in ctx.targets if set(_tokens(wanted)) & (set(_tokens(title.lower())) | {t.lower()})]
+    if len(close) == 1:
+        return Plan(calls=[PlannedCall("select_target", {"target": close[0]})])
     known = ", ".join(t for t, _ in ctx.targets) or "none"
+    if close:
+        return Plan(refusal=f'{LABEL}: "{wanted}" could be {" or ".join(close)}; name one. Available: {known}.')
     return Plan(refusal=f'{LABEL}: there is no target "{wanted}". Available: {known}.')
 
 
@@ -445,17 +727,20 @@ def summarise(plan_: Plan, results: Sequence[Mapping[str, Any]], ctx: PlannerCon
     """One short line saying what changed (or what was asked), from the tools' results."""
     parts: list[str] = []
     for call, result in zip(plan_.calls, results, strict=False):
-        if not result.get("ok", False):
-            error = result.get("error") or {}
+        error = result.get("error") or {}
+        if not result.get("ok", False) and not (result.get("kept") and call.tool == "set_parameters"):
             hint = f" ({error['hint']})" if error.get("hint") else ""
             parts.append(f"could not {call.tool.replace('_', ' ')}: {error.get('message', 'failed')}{hint}")
             continue
         if call.tool == "set_parameters":
             changed = result.get("changed") or {}
             said = [f"{_short(path, ctx)} to {_with_unit_text(v)}" for path, v in changed.items()]
-            parts.append("set " + _join(said))
-            if "no view" in str(result.get("message", "")):
-                parts.append("no view is open, so it applies when the widget is displayed")
+            if result.get("ok", False):
+                parts.append("set " + _join(said))
+            elif error.get("code") == "no_view":  # kept, not applied: say so, never "set"
+                parts.append(f"kept {_join(said)}, but no view is open, so the page has not changed yet")
+            else:
+                parts.append(f"kept {_join(said)}, but the page did not apply it: {error.get('message', '')}")
         elif call.tool == "reset":
             parts.append("reset every parameter to its default")
         elif call.tool == "select_target":
