@@ -16,8 +16,12 @@ $(STAMP): pyproject.toml | $(PY)
 	touch $@
 
 ## make demo: set up and open JupyterLab on the quickstart notebook (offline model, no API key)
+## The notebooks folder is the root and the quickstart the first page: the printed URL, the
+## jpserver-*-open.html redirect file and the browser all open it. DEMO_ARGS adds jupyter lab
+## options (`make demo DEMO_ARGS=--no-browser`); tests/test_demo.py runs this very rule with it.
 demo: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/quickstart.ipynb $(if $(filter 0,$(shell id -u)),--allow-root)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/quickstart.ipynb \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(DEMO_ARGS)
 
 ## make test: set up and run every test layer, timing each
 test: $(STAMP)

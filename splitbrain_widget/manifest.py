@@ -20,7 +20,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    StrictBool,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 ParamType = Literal["number", "integer", "boolean", "string", "array"]
 ItemType = Literal["number", "integer", "boolean", "string"]
@@ -163,7 +172,14 @@ class Observable(BaseModel):
 
 
 class Manifest(BaseModel):
-    """A target's manifest. Build one with :meth:`from_dict`, :meth:`from_file` or :meth:`from_json`."""
+    """A target's manifest. Build one with :meth:`from_dict`, :meth:`from_file` or :meth:`from_json`.
+
+    Every pydantic entry point (``Manifest(**raw)``, ``model_validate``, ``model_validate_json``)
+    builds the same manifest, ``parameters`` included, or raises a ``ValidationError`` whose
+    locations name the failing fields (``data.settings.speed.type``). ``from_dict`` and friends
+    raise :class:`ManifestError` instead, with the source file in front of every problem.
+    ``parameters`` is derived from ``data`` and cannot be passed in.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -197,27 +213,48 @@ class Manifest(BaseModel):
 
     # -- construction -------------------------------------------------------------------------
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _build_parameters(cls, raw: Any, handler: ModelWrapValidatorHandler[Manifest]) -> Manifest:
+        """Collect ``parameters`` from ``data`` on every entry point, reporting all problems at once."""
+        if not isinstance(raw, dict):
+            return handler(raw)  # an existing Manifest, or a type error pydantic reports itself
+        problems: list[InitErrorDetails] = []
+        params: dict[str, Parameter] = {}
+        if "parameters" in raw:
+            problems.append(
+                _problem(("parameters",), "unknown field; parameters are declared under 'data'", raw["parameters"])
+            )
+            raw = {k: v for k, v in raw.items() if k != "parameters"}
+        data = raw.get("data")
+        if isinstance(data, dict):
+            _collect(data, ("data",), [], params, problems)
+            if not data:
+                problems.append(_problem(("data",), "expected at least one parameter group", data))
+        try:
+            manifest = handler(raw)
+        except ValidationError as exc:
+            if not problems:
+                raise
+            errors: list[InitErrorDetails] = [
+                InitErrorDetails(type=e["type"], loc=e["loc"], input=e["input"], ctx=e.get("ctx", {}))
+                for e in exc.errors()
+            ]
+            raise ValidationError.from_exception_data(cls.__name__, [*errors, *problems]) from None
+        if problems:
+            raise ValidationError.from_exception_data(cls.__name__, problems)
+        object.__setattr__(manifest, "parameters", params)
+        return manifest
+
     @classmethod
     def from_dict(cls, raw: Any, *, source: str = "") -> Manifest:
         """Validate a decoded manifest; raise :class:`ManifestError` naming every failing field."""
         if not isinstance(raw, dict):
             raise ManifestError(source, [f"(top level): expected a JSON object, got {_kind(raw)}"])
-        problems: list[str] = []
-        params: dict[str, Parameter] = {}
-        data = raw.get("data")
-        if isinstance(data, dict):
-            _collect(data, "data", [], params, problems)
-            if not data:
-                problems.append("data: expected at least one parameter group")
         try:
-            manifest = cls.model_validate({**raw, "parameters": {}})
+            return cls.model_validate(raw)
         except ValidationError as exc:
-            problems = _format_errors(exc, "") + problems
-            raise ManifestError(source, problems) from None
-        if problems:
-            raise ManifestError(source, problems)
-        object.__setattr__(manifest, "parameters", params)
-        return manifest
+            raise ManifestError(source, _format_errors(exc)) from None
 
     @classmethod
     def from_json(cls, text: str, *, source: str = "") -> Manifest:
@@ -425,60 +462,96 @@ def _kind(value: Any) -> str:
 # -- walking the data tree ---------------------------------------------------------------------
 
 
+_PROBLEM = "manifest_field"  # the error type of a problem found while collecting parameters
+
+
+def _problem(loc: tuple[str | int, ...], message: str, value: Any) -> InitErrorDetails:
+    return InitErrorDetails(type=PydanticCustomError(_PROBLEM, "{problem}", {"problem": message}), loc=loc, input=value)
+
+
 def _collect(
-    node: dict[str, Any], where: str, prefix: list[str], out: dict[str, Parameter], problems: list[str]
+    node: dict[str, Any],
+    loc: tuple[str, ...],
+    prefix: list[str],
+    out: dict[str, Parameter],
+    problems: list[InitErrorDetails],
 ) -> None:
     for key, child in node.items():
-        loc = f"{where}.{key}"
+        here = (*loc, key)
         if not key or "." in key:
-            problems.append(f"{loc}: names must be non-empty and must not contain '.'")
+            problems.append(_problem(here, "names must be non-empty and must not contain '.'", key))
             continue
         if not isinstance(child, dict):
             problems.append(
-                f"{loc}: expected a parameter object (with 'type' and 'value') or a group, got {_kind(child)}"
+                _problem(
+                    here,
+                    f"expected a parameter object (with 'type' and 'value') or a group, got {_kind(child)}",
+                    child,
+                )
             )
             continue
         if "type" in child and not isinstance(child["type"], dict):
-            _collect_parameter(child, loc, ".".join([*prefix, key]), out, problems)
+            _collect_parameter(child, here, ".".join([*prefix, key]), out, problems)
         elif not child:
-            problems.append(f"{loc}: empty group")
+            problems.append(_problem(here, "empty group", child))
         elif "value" in child:
-            problems.append(f"{loc}.type: missing; expected one of {', '.join(PARAM_TYPES)}")
+            problems.append(_problem((*here, "type"), f"missing; expected one of {', '.join(PARAM_TYPES)}", child))
         else:
-            _collect(child, loc, [*prefix, key], out, problems)
+            _collect(child, here, [*prefix, key], out, problems)
 
 
 def _collect_parameter(
-    raw: dict[str, Any], loc: str, path: str, out: dict[str, Parameter], problems: list[str]
+    raw: dict[str, Any], loc: tuple[str, ...], path: str, out: dict[str, Parameter], problems: list[InitErrorDetails]
 ) -> None:
     if raw.get("type") not in PARAM_TYPES:
-        problems.append(f"{loc}.type: expected one of {', '.join(PARAM_TYPES)}, got {_show(raw.get('type'))}")
+        problems.append(
+            _problem(
+                (*loc, "type"),
+                f"expected one of {', '.join(PARAM_TYPES)}, got {_show(raw.get('type'))}",
+                raw.get("type"),
+            )
+        )
         return
     if "value" not in raw:
-        problems.append(f"{loc}.value: missing; every parameter needs a default value")
+        problems.append(_problem((*loc, "value"), "missing; every parameter needs a default value", raw))
+        return
+    if "path" in raw:  # derived from where the parameter sits; a manifest cannot set it
+        problems.append(_problem((*loc, "path"), "unknown field", raw["path"]))
         return
     try:
         out[path] = Parameter.model_validate({**raw, "path": path})
     except ValidationError as exc:
-        problems.extend(_format_errors(exc, loc))
+        for err in exc.errors(include_url=False):
+            where, message = _describe(err)
+            problems.append(_problem((*loc, *where), message, err.get("input") if where else raw))
 
 
-def _format_errors(exc: ValidationError, base: str) -> list[str]:
+def _describe(err: Any) -> tuple[tuple[str | int, ...], str]:
+    """One pydantic error as (field location, what was expected)."""
+    loc: tuple[str | int, ...] = tuple(p for p in err["loc"] if p != "function-after[_consistent()]")
+    msg: str = err["msg"].removeprefix("Value error, ")
+    kind = err["type"]
+    if kind == _PROBLEM:
+        return loc, msg
+    if msg.startswith("@"):  # a validator naming the field it refused: "@value: ..."
+        field, msg = msg[1:].split(": ", 1)
+        loc = (*loc, *field.split("."))
+    if kind == "extra_forbidden":
+        msg = "unknown field"
+    elif kind == "missing":
+        msg = "missing; this field is required"
+    elif kind == "literal_error":
+        msg = "expected " + msg.removeprefix("Input should be ")
+    if kind not in ("missing", "extra_forbidden", "value_error"):
+        msg += f" (got {_show(err.get('input'))})"
+    return loc, msg
+
+
+def _format_errors(exc: ValidationError) -> list[str]:
+    """``"<field path>: <what was expected>"`` lines, one per problem."""
     lines = []
     for err in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in err["loc"] if p not in ("function-after[_consistent()]",))
-        where = ".".join(p for p in (base, loc) if p) or "(top level)"
-        msg = err["msg"].removeprefix("Value error, ")
-        kind = err["type"]
-        if msg.startswith("@"):  # a validator naming the field it refused: "@value: ..."
-            field, msg = msg[1:].split(": ", 1)
-            where = f"{where}.{field}"
-        if kind == "extra_forbidden":
-            msg = "unknown field"
-        elif kind == "missing":
-            msg = "missing; this field is required"
-        elif kind == "literal_error":
-            msg = "expected " + msg.removeprefix("Input should be ")
-        shown = kind not in ("missing", "extra_forbidden", "value_error")
-        lines.append(f"{where}: {msg}" + (f" (got {_show(err.get('input'))})" if shown else ""))
+        loc, msg = _describe(err)
+        where = ".".join(str(p) for p in loc) or "(top level)"
+        lines.append(f"{where}: {msg}")
     return lines

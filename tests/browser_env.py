@@ -9,18 +9,28 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
 
-# Headless Chromium on a machine with a closed network: without the background-networking flags it
-# keeps trying to reach Google's hosts. (Playwright adds --headless itself when asked for headless.)
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from splitbrain_widget._headless_engine import CHROMIUM_ARGS as ENGINE_ARGS
+
+# The headless engine's flags (one definition), and --no-sandbox: the tests run as root in CI.
+CHROMIUM_ARGS = ["--no-sandbox", *ENGINE_ARGS]
+
+
+def stop_process_group(proc: subprocess.Popen[bytes], grace: float = 15.0) -> None:
+    """End a server started in its own process group: SIGTERM, then SIGKILL, never by name."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def chromium_path() -> str | None:

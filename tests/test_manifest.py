@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from splitbrain_widget import Manifest, ManifestError, ParameterError
 
@@ -271,3 +272,90 @@ def test_parameter_error_is_a_value_error() -> None:
 def test_manifest_loads_from_json_text_and_describes_parameters() -> None:
     m = Manifest.from_json(json.dumps(RICH), source="rich.json")
     assert m.parameters["physics.gravity"].describe() == "number in m/s^2 from 0 to 30"
+
+
+# -- every pydantic entry point builds the same manifest as from_dict ------------------------
+
+ENTRY_POINTS = {
+    "model_validate": lambda raw: Manifest.model_validate(copy.deepcopy(raw)),
+    "model_validate_json": lambda raw: Manifest.model_validate_json(json.dumps(raw)),
+    "constructor": lambda raw: Manifest(**copy.deepcopy(raw)),
+}
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+@pytest.mark.parametrize("raw", [REFERENCE, RICH], ids=["reference", "rich"])
+def test_every_pydantic_entry_point_builds_the_parameters(entry: str, raw: dict[str, Any]) -> None:
+    expected = Manifest.from_dict(copy.deepcopy(raw))
+    m = ENTRY_POINTS[entry](raw)
+    assert len(m.parameters) >= 4
+    assert list(m.parameters) == list(expected.parameters)
+    assert m.parameters == expected.parameters
+    assert [p.path for p in m.parameters.values()] == list(expected.parameters)  # paths are set too
+    assert m.defaults() == expected.defaults()
+    assert m.resolve("position").path == "view.position"
+    assert m == expected
+
+
+def test_a_dumped_manifest_validates_back_to_the_same_manifest() -> None:
+    m = Manifest.from_dict(RICH)
+    assert "parameters" not in m.model_dump()
+    again = Manifest.model_validate(m.model_dump())
+    assert again == m and list(again.parameters) == list(m.parameters)
+    assert Manifest.model_validate(m).parameters == m.parameters
+
+
+def _field(expected: str) -> str | None:
+    """The field a MALFORMED message names (``data.settings.speed.type: ...`` -> that path)."""
+    head, sep, _ = expected.partition(":")
+    return head if sep and " " not in head and "[" not in head and "'" not in head else None
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+@pytest.mark.parametrize(("raw", "expected"), MALFORMED, ids=[m[1][:40] for m in MALFORMED])
+def test_every_pydantic_entry_point_refuses_a_malformed_manifest_naming_the_field(
+    entry: str, raw: dict[str, Any], expected: str
+) -> None:
+    with pytest.raises(ValidationError) as info:
+        ENTRY_POINTS[entry](raw)
+    locations = [".".join(str(p) for p in e["loc"]) for e in info.value.errors()]
+    field = _field(expected)
+    if field is not None:
+        assert field in locations, (field, locations)
+    else:  # a message without a leading field: its text is in the error
+        assert expected in str(info.value)
+    # The same problems, in the same words, as the file loader reports.
+    with pytest.raises(ManifestError) as loaded:
+        Manifest.from_dict(copy.deepcopy(raw))
+    assert len(info.value.errors()) == len(loaded.value.problems)
+
+
+def test_a_pydantic_entry_point_reports_every_problem_at_once() -> None:
+    raw = _with("data.settings.mode.type", "text", _with("data.settings.speed.type", "num", _with("id", _DELETE)))
+    with pytest.raises(ValidationError) as info:
+        Manifest.model_validate(raw)
+    by_field = {".".join(str(p) for p in e["loc"]): e["msg"] for e in info.value.errors()}
+    assert set(by_field) == {"id", "data.settings.speed.type", "data.settings.mode.type"}
+    assert by_field["data.settings.speed.type"] == (
+        'expected one of number, integer, boolean, string, array, got "num"'
+    )
+    with pytest.raises(ManifestError) as loaded:
+        Manifest.from_dict(raw, source="foo.json")
+    assert loaded.value.problems == [
+        "id: missing; this field is required",
+        'data.settings.speed.type: expected one of number, integer, boolean, string, array, got "num"',
+        'data.settings.mode.type: expected one of number, integer, boolean, string, array, got "text"',
+    ]
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+def test_derived_fields_cannot_be_passed_in(entry: str) -> None:
+    smuggled = Manifest.from_dict(RICH).parameters
+    with pytest.raises(ValidationError) as info:
+        ENTRY_POINTS[entry]({**REFERENCE, "parameters": {"x": smuggled["physics.gravity"].model_dump()}})
+    assert [e["loc"] for e in info.value.errors()] == [("parameters",)]
+    with pytest.raises(ManifestError, match=r"^foo\.json: parameters: unknown field"):
+        Manifest.from_dict({**REFERENCE, "parameters": {}}, source="foo.json")
+    with pytest.raises(ValidationError) as info:
+        ENTRY_POINTS[entry](_with("data.settings.speed.path", "display.speed"))
+    assert [e["loc"] for e in info.value.errors()] == [("data", "settings", "speed", "path")]

@@ -20,7 +20,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..browser_env import CHROMIUM_ARGS, chromium_path
+from ..browser_env import CHROMIUM_ARGS, chromium_path, stop_process_group
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -272,17 +271,7 @@ class JupyterServer:
                     self.api("DELETE", f"/api/kernels/{kernel['id']}", timeout=10)
             except Exception:
                 pass
-        for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
-            if proc.poll() is not None:
-                break
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                proc.wait(grace)
-            except subprocess.TimeoutExpired:
-                continue
+        stop_process_group(proc, 15)
 
     def log_tail(self, chars: int = 6000) -> str:
         try:
