@@ -1,6 +1,6 @@
 // Build the browser side into the Python package's static/ folder.
 //
-//   node js/build.mjs           write splitbrain_widget/static/{widget,bridge}.js
+//   node js/build.mjs           write splitbrain_widget/static/{widget,bridge,clock,host}.js
 //   node js/build.mjs --check   build in memory, compare with the committed files,
 //                               exit 1 listing the stale ones (CI runs this)
 //
@@ -15,12 +15,16 @@ const jsDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(jsDir, "..");
 const staticDir = join(repoRoot, "splitbrain_widget", "static");
 
-/** @type {{entry: string, format: "esm" | "iife", minify: boolean}[]} */
+/** @type {{entry: string, format: "esm" | "iife", minify: boolean, inline: boolean}[]} */
 const bundles = [
   // The anywidget view: `_esm` of the widget, an ES module with a default export.
-  { entry: "widget.js", format: "esm", minify: false },
+  { entry: "widget.js", format: "esm", minify: false, inline: false },
   // Inlined by the registry as a classic <script> into every target page.
-  { entry: "bridge.js", format: "iife", minify: true },
+  { entry: "bridge.js", format: "iife", minify: true, inline: true },
+  // The virtual clock: inlined by the registry into headless target pages, after the bridge.
+  { entry: "clock.js", format: "iife", minify: true, inline: true },
+  // The headless host page's module, inlined by the engine as a <script type="module">.
+  { entry: "host.js", format: "esm", minify: false, inline: true },
 ];
 
 /**
@@ -50,8 +54,8 @@ async function buildAll() {
       logLevel: "warning",
     });
     for (const file of result.outputFiles) {
-      if (bundle.format === "iife" && /<\/script|<!--/i.test(file.text)) {
-        // The registry inlines this file inside <script>...</script>.
+      if (bundle.inline && /<\/script|<!--/i.test(file.text)) {
+        // The registry (or the headless engine) inlines this file inside <script>...</script>.
         throw new Error(`${bundle.entry}: the bundle contains "</script" or "<!--" and cannot be inlined`);
       }
       outputs.push({ path: file.path, contents: file.contents });

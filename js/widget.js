@@ -1,13 +1,14 @@
 // @ts-check
 /**
- * The view: a target page in a sandboxed iframe, wired to the kernel through the relay
- * (./relay.js), with the status bar and the chat panel (./panel.js).
+ * The view: a target page in a sandboxed iframe (./frame.js, shared with the headless host page),
+ * wired to the kernel through the relay (./relay.js), with the status bar and the chat panel
+ * (./panel.js).
  *
  * Wire formats: docs/protocol.md. Shapes and validators: ./protocol.js.
  */
-import { PROTOCOL_VERSION, makeNonce } from "./protocol.js";
+import { mountTargetFrame } from "./frame.js";
 import { PANEL_STYLE, mountPanel } from "./panel.js";
-import { READY_TIMEOUT_MS, Relay } from "./relay.js";
+import { PROTOCOL_VERSION, makeNonce } from "./protocol.js";
 
 export { MAX_STATE_CHARS, MAX_TARGET_MESSAGES_PER_S, Relay, boundState } from "./relay.js";
 
@@ -40,7 +41,7 @@ function render({ model, el }) {
   root.className = "splitbrain-view";
   const style = document.createElement("style");
   style.textContent = STYLE + PANEL_STYLE;
-  let iframe = document.createElement("iframe");
+  const iframe = document.createElement("iframe");
   const status = document.createElement("div");
   status.className = "splitbrain-status";
   status.setAttribute("role", "status");
@@ -72,91 +73,42 @@ function render({ model, el }) {
     }
   };
 
-  /**
-   * A fresh iframe per page load: Chromium gives a loaded page the `name` its iframe had when it
-   * was inserted, so the nonce must be set before insertion, on a new element.
-   * @param {string} nonce
-   */
-  function freshIframe(nonce) {
-    const frame = document.createElement("iframe");
-    frame.setAttribute("sandbox", "allow-scripts");
-    frame.setAttribute("referrerpolicy", "no-referrer");
-    frame.setAttribute("title", `${model.get("manifest")?.title ?? "splitbrain"} target`);
-    frame.name = nonce;
-    frame.style.height = `${model.get("height") ?? 420}px`;
-    frame.srcdoc = model.get("_html") ?? "";
-    return frame;
-  }
   el.append(root);
 
-  /** @type {ReturnType<typeof setTimeout> | null} */
-  let readyTimer = null;
-  /** @type {Window | null} the page last stopped for flooding (its queued messages are dropped) */
-  let stoppedWindow = null;
-  const relay = new Relay({
+  const target = mountTargetFrame({
+    placeholder: iframe,
     viewId,
+    html: () => model.get("_html") ?? "",
+    frameTitle: () => `${model.get("manifest")?.title ?? "splitbrain"} target`,
+    height: () => model.get("height") ?? 420,
     sendToKernel: (msg) => model.send(msg),
-    postToTarget: (msg) => iframe.contentWindow?.postMessage(msg, "*"),
     currentValues: () => model.get("values") ?? {},
+    signal,
+    onLoad: () => {
+      restart.hidden = true;
+      titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
+      root.dataset.target = model.get("target_id") ?? "";
+    },
+    // The page was unloaded for flooding: offer a restart.
     onStopped: () => {
-      // Unload the page (its timers and its flood end with it) and offer a restart.
-      stoppedWindow = iframe.contentWindow;
-      const stoppedFrame = document.createElement("iframe");
-      stoppedFrame.setAttribute("sandbox", "");
-      stoppedFrame.setAttribute("title", "stopped target");
-      stoppedFrame.style.height = `${model.get("height") ?? 420}px`;
-      iframe.replaceWith(stoppedFrame);
-      iframe = stoppedFrame;
-      if (readyTimer) clearTimeout(readyTimer);
       restart.hidden = false;
     },
     onStatus: (s, detail) => {
       status.dataset.status = s;
       detailEl.textContent = detail ?? (s === "loading" ? "loading…" : s);
       root.dataset.status = s;
-      if (s !== "loading" && readyTimer) clearTimeout(readyTimer);
     },
   });
+  const { relay } = target;
+  const loadPage = () => target.load();
 
-  function loadPage() {
-    restart.hidden = true;
-    relay.reload();
-    titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
-    root.dataset.target = model.get("target_id") ?? "";
-    const frame = freshIframe(relay.nonce);
-    iframe.replaceWith(frame);
-    iframe = frame;
-    if (readyTimer) clearTimeout(readyTimer);
-    readyTimer = setTimeout(() => {
-      if (relay.ready) return;
-      const message = `the target did not call SplitBrain.ready() within ${READY_TIMEOUT_MS / 1000} s`;
-      relay.onStatus("error", message);
-      model.send({ kind: "event", view_id: viewId, type: "error", payload: { code: "not_ready", message } });
-    }, READY_TIMEOUT_MS);
-  }
-
-  window.addEventListener(
-    "message",
-    (event) => {
-      // What a stopped page posted before it was unloaded may still be queued (a flood: 100,000s of
-      // events): end each one here, in the capture phase, before any other listener of the page.
-      if (event.source !== null && event.source === stoppedWindow) {
-        event.stopImmediatePropagation();
-        return;
-      }
-      // Checked before event.data is read: other frames' messages (a flood among them) cost nothing here.
-      if (event.source === null || event.source !== iframe.contentWindow) return;
-      relay.fromTarget(event.data, true);
-    },
-    { signal, capture: true },
-  );
   restart.addEventListener("click", () => loadPage(), { signal });
   /** @param {any} msg */
   const onCustom = (msg) => relay.fromKernel(msg);
   const onHtml = () => loadPage();
   const onValues = () => relay.valuesChanged(model.get("values") ?? {});
   const onHeight = () => {
-    iframe.style.height = `${model.get("height") ?? 420}px`;
+    target.iframe().style.height = `${model.get("height") ?? 420}px`;
   };
   model.on("msg:custom", onCustom);
   model.on("change:_html", onHtml);
@@ -183,8 +135,7 @@ function render({ model, el }) {
     model.off("change:chat_enabled", onChatEnabled);
     model.off("change:values", onValues);
     unmountPanel?.();
-    if (readyTimer) clearTimeout(readyTimer);
-    relay.dispose();
+    target.dispose();
     try {
       detach();
     } catch {

@@ -30,6 +30,8 @@ DEFAULT_CSP = (
     "worker-src blob:; connect-src 'none'; form-action 'none'"
 )
 _STATIC = Path(__file__).parent / "static"
+# Marks the virtual clock's <script> (headless pages only), so that it is never injected twice.
+CLOCK_ATTR = "data-splitbrain-clock"
 
 
 class TargetError(ValueError):
@@ -77,6 +79,10 @@ class Target:
     def html(self) -> str:
         """The page with its Content-Security-Policy and the bridge script injected first."""
         return inject_bridge(self.page_html, csp=self.manifest.csp)
+
+    def headless_html(self, seed: int = 0, fps: float | None = None) -> str:
+        """:attr:`html` plus the virtual clock (time stands still until advanced, Math.random seeded)."""
+        return inject_clock(self.html, seed, fps)
 
 
 class TargetList(list[TargetInfo]):
@@ -145,18 +151,20 @@ def load_target(id_or_path: str | Path, *dirs: str | Path) -> Target:
     return info.load()
 
 
-def inject_bridge(page_html: str, csp: str | None = None) -> str:
+def inject_bridge(page_html: str, csp: str | None = None, clock_seed: int | None = None) -> str:
     """Put the CSP meta tag, a base URL and the bridge script at the very start of the page's head.
 
     ``<base href="about:blank">``: a srcdoc page would otherwise inherit the notebook page's URL as
     its ``document.baseURI`` (the server and the notebook's path); a self-contained page resolves
-    no relative URL anyway.
+    no relative URL anyway. With ``clock_seed`` (headless pages only) the virtual clock goes around
+    the bridge (see :func:`inject_clock`); without it the output is what it always was.
     """
     policy = (csp or DEFAULT_CSP).replace('"', "&quot;")
-    head = (
-        f'<meta http-equiv="Content-Security-Policy" content="{policy}"><base href="about:blank">'
-        f"<script>{bridge_script()}</script>"
-    )
+    bridge = f"<script>{bridge_script()}</script>"
+    if clock_seed is not None:
+        before, after = _clock_tags(clock_seed)
+        bridge = before + bridge + after
+    head = f'<meta http-equiv="Content-Security-Policy" content="{policy}"><base href="about:blank">{bridge}'
     match = re.search(r"<head\b[^>]*>", page_html, re.IGNORECASE) or re.search(
         r"<html\b[^>]*>", page_html, re.IGNORECASE
     )
@@ -171,6 +179,49 @@ def inject_bridge(page_html: str, csp: str | None = None) -> str:
 def bridge_script() -> str:
     """The built bridge (``static/bridge.js``), safe to inline in a ``<script>`` element."""
     return (_STATIC / "bridge.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
+
+
+def inject_clock(html: str, seed: int = 0, fps: float | None = None) -> str:
+    """Add the virtual clock to a page that already holds the bridge (:attr:`Target.html`).
+
+    ``fps``: animation frames per virtual second (60, a display's rate, when None). Fewer frames
+    draw less; the built-in targets step their physics at a fixed rate and simulate at most 0.1 s
+    per frame, so from 10 fps up their results do not change.
+
+    The clock goes right before the bridge, so that its message listener runs first (listeners on
+    ``window`` run in the order they were added) and can hold what follows an ``advance``. A line
+    after the bridge seeds ``Math.random``: the bridge draws its per-load id from it, which must
+    differ between loads. A page that already has a clock is returned unchanged.
+    """
+    if f"<script {CLOCK_ATTR}" in html:
+        return html
+    bridge = f"<script>{bridge_script()}</script>"
+    at = html.find(bridge)
+    if at < 0:
+        raise ValueError("the page holds no splitbrain bridge: pass a target's html (registry.Target.html)")
+    before, after = _clock_tags(seed, fps)
+    end = at + len(bridge)
+    return html[:at] + before + bridge + after + html[end:]
+
+
+@cache
+def clock_script() -> str:
+    """The built virtual clock (``static/clock.js``), safe to inline in a ``<script>`` element."""
+    return (_STATIC / "clock.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
+
+
+def _clock_tags(seed: int, fps: float | None = None) -> tuple[str, str]:
+    """The clock's script (its settings in its own element's data: no page global) and the line after the bridge."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"the clock seed must be an int, got {type(seed).__name__}")
+    settings = f'data-seed="{seed & 0xFFFFFFFF}"'
+    if fps is not None:
+        if isinstance(fps, bool) or not isinstance(fps, int | float) or not 1 <= fps <= 1000:
+            raise ValueError(f"fps must be a number from 1 to 1000, got {fps!r}")
+        settings += f' data-fps="{float(fps)!r}"'
+    before = f"<script {CLOCK_ATTR} {settings}>{clock_script()}</script>"
+    after = f"<script {CLOCK_ATTR}-random>__splitbrainClock.seedRandom(Math)</script>"
+    return before, after
 
 
 # -- scanning ---------------------------------------------------------------------------------

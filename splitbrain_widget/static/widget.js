@@ -73,6 +73,368 @@ function describeThrown(err) {
   return String(err);
 }
 
+// relay.js
+var MAX_STATE_CHARS = 1e6;
+var STATE_EVENT_INTERVAL_MS = 100;
+var READY_TIMEOUT_MS = 15e3;
+var MAX_TARGET_MESSAGES_PER_S = 5e3;
+var SEEN_IDS = 2e4;
+function trace(id, hop) {
+  const log = (
+    /** @type {any} */
+    globalThis.__splitbrainTrace
+  );
+  if (!Array.isArray(log) || log.length > 1e5) return;
+  log.push([id, hop, performance.now()]);
+}
+function boundState(state) {
+  if (!state || typeof state !== "object" || Array.isArray(state)) return { _invalid: "expected an object" };
+  let text;
+  try {
+    text = JSON.stringify(state);
+  } catch (err) {
+    return { _invalid: errorText(err) };
+  }
+  if (text.length > MAX_STATE_CHARS) return { _truncated: true, bytes: text.length };
+  return (
+    /** @type {Record<string, unknown>} */
+    state
+  );
+}
+var Relay = class {
+  /**
+   * @param {object} opts
+   * @param {string} opts.viewId
+   * @param {(msg: any) => void} opts.sendToKernel
+   * @param {(msg: any) => void} opts.postToTarget  posts to the iframe (targetOrigin '*')
+   * @param {() => Record<string, unknown>} opts.currentValues  the `values` trait
+   * @param {(status: "loading" | "ready" | "error", detail?: string) => void} [opts.onStatus]
+   * @param {(why: string) => void} [opts.onStopped]  the page broke its message budget: unload it
+   * @param {() => number} [opts.now]  a clock in ms (tests)
+   */
+  constructor({ viewId, sendToKernel, postToTarget, currentValues, onStatus, onStopped, now }) {
+    this.viewId = viewId;
+    this.sendToKernel = sendToKernel;
+    this.postToTarget = postToTarget;
+    this.currentValues = currentValues;
+    this.onStatus = onStatus ?? (() => {
+    });
+    this.onStopped = onStopped ?? (() => {
+    });
+    this.now = now ?? (() => Date.now());
+    this.nonce = makeNonce();
+    this.ready = false;
+    this.loadId = "";
+    this.stopped = "";
+    this.budgetStart = 0;
+    this.budgetUsed = 0;
+    this.queue = [];
+    this.queuedBeforeValues = 0;
+    this.seen = /* @__PURE__ */ new Set();
+    this.outstanding = /* @__PURE__ */ new Set();
+    this.posted = /* @__PURE__ */ new Map();
+    this.pendingStateEvent = null;
+    this.stateTimer = null;
+    this.errorTimer = null;
+    this.pendingError = "";
+    this.errorsSince = 0;
+    this.lastErrorEventAt = 0;
+    this.lastStateEventAt = 0;
+  }
+  /** A new page load: fresh nonce, not ready; queued requests stay queued. */
+  reload() {
+    this.nonce = makeNonce();
+    this.ready = false;
+    this.loadId = "";
+    this.stopped = "";
+    this.budgetUsed = 0;
+    this.posted.clear();
+    for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page was reloaded");
+    this.outstanding.clear();
+    this.onStatus("loading");
+  }
+  /** @param {unknown} msg  a custom message from the kernel */
+  fromKernel(msg) {
+    if (!isKernelRequest(msg)) return;
+    const request = (
+      /** @type {import("./protocol.js").KernelRequest} */
+      msg
+    );
+    trace(request.id, "in");
+    if (this.seen.has(request.id)) return;
+    this.seen.add(request.id);
+    if (this.seen.size > SEEN_IDS) this.seen.delete(this.seen.values().next().value ?? "");
+    if (this.stopped) this.replyError(request.id, "not_ready", this.stopped);
+    else if (this.ready) this.post(request);
+    else this.queue.push(request);
+  }
+  /**
+   * Remember what the page was given, so a `values` trait change can be told apart from its echo.
+   * @param {Record<string, unknown>} values
+   */
+  remember(values) {
+    for (const [path, value] of Object.entries(values)) this.posted.set(path, JSON.stringify(value));
+  }
+  /**
+   * The `values` trait changed: post (without an id) whatever differs from what the page has, e.g. a
+   * value assigned to `sim.values` directly. The echo of a request's own values differs in nothing.
+   * @param {Record<string, unknown>} values
+   */
+  valuesChanged(values) {
+    if (!this.ready) {
+      this.queuedBeforeValues = this.queue.length;
+      return;
+    }
+    const changed = {};
+    for (const [path, value] of Object.entries(values ?? {})) {
+      if (this.posted.get(path) !== JSON.stringify(value)) changed[path] = value;
+    }
+    if (Object.keys(changed).length === 0) return;
+    this.remember(changed);
+    this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: changed });
+  }
+  /** @param {import("./protocol.js").KernelRequest} request */
+  post(request) {
+    this.outstanding.add(request.id);
+    const values = request.payload.values ?? {};
+    if (request.op !== "state") this.remember(values);
+    const type = request.op;
+    this.postToTarget({
+      source: PARENT_SOURCE,
+      nonce: this.nonce,
+      type,
+      id: request.id,
+      ...type === "state" ? {} : { payload: values }
+    });
+    trace(request.id, "post");
+  }
+  /**
+   * A message event from the iframe; `fromFrame` says whether `event.source` is our iframe.
+   * @param {unknown} data
+   * @param {boolean} fromFrame
+   */
+  fromTarget(data, fromFrame) {
+    if (!fromFrame || this.stopped) return;
+    const valid = isTargetMessage(data, this.nonce);
+    const answers = valid && typeof data.id === "string" && this.outstanding.has(data.id);
+    if (!answers && !this.withinBudget()) return;
+    if (!valid) return;
+    const msg = (
+      /** @type {any} */
+      data
+    );
+    if (msg.type === "ready") {
+      const load = typeof msg.load === "string" ? msg.load : "";
+      if (this.ready) {
+        if (load === "" || load === this.loadId) return;
+        for (const id of this.outstanding) {
+          this.replyError(id, "not_ready", "the target page reloaded itself before answering");
+        }
+        this.outstanding.clear();
+        this.posted.clear();
+      }
+      this.loadId = load;
+      this.ready = true;
+      this.onStatus("ready");
+      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
+      const current = this.currentValues();
+      const queued = this.queue;
+      const split = Math.min(this.queuedBeforeValues, queued.length);
+      this.queue = [];
+      this.queuedBeforeValues = 0;
+      for (const request of queued.slice(0, split)) this.post(request);
+      const later = new Set(queued.slice(split).flatMap((r) => r.op === "state" ? [] : Object.keys(r.payload.values ?? {})));
+      const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
+      this.remember(catchUp);
+      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: catchUp });
+      for (const request of queued.slice(split)) this.post(request);
+    } else if (msg.type === "state") {
+      const state = boundState(msg.payload);
+      if (typeof msg.id === "string") {
+        if (!this.outstanding.delete(msg.id)) return;
+        trace(msg.id, "state");
+        this.sendToKernel({ kind: "reply", id: msg.id, view_id: this.viewId, ok: true, state });
+        trace(msg.id, "out");
+      } else {
+        this.stateEvent(state);
+      }
+    } else if (msg.type === "error") {
+      const message = errorText(msg.error?.message ?? msg.error ?? "target error");
+      if (typeof msg.id === "string") {
+        if (!this.outstanding.delete(msg.id)) return;
+        this.replyError(msg.id, "target_error", message);
+      } else {
+        this.errorEvent(message);
+      }
+    }
+  }
+  /**
+   * Count one message the page posted on its own (not an answer to a request). Past
+   * MAX_TARGET_MESSAGES_PER_S in a second the page is stopped: every request it holds or will get
+   * is answered with `not_ready` (saying why), the kernel is told once, and `onStopped` unloads it.
+   * @returns {boolean} whether the message may be handled
+   */
+  withinBudget() {
+    const now = this.now();
+    if (now - this.budgetStart >= 1e3) {
+      this.budgetStart = now;
+      this.budgetUsed = 0;
+    }
+    this.budgetUsed += 1;
+    if (this.budgetUsed <= MAX_TARGET_MESSAGES_PER_S) return true;
+    this.stop(
+      `the target was stopped: it posted more than ${MAX_TARGET_MESSAGES_PER_S} messages within one second. The change is kept and applies once it is restarted (the status bar's Restart button, or display the widget again)`
+    );
+    return false;
+  }
+  /** @param {string} why */
+  stop(why) {
+    if (this.stopped) return;
+    this.stopped = why;
+    this.ready = false;
+    for (const id of this.outstanding) this.replyError(id, "not_ready", why);
+    this.outstanding.clear();
+    for (const request of this.queue.splice(0)) this.replyError(request.id, "not_ready", why);
+    this.posted.clear();
+    this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: why } });
+    this.onStatus("error", why);
+    this.onStopped(why);
+  }
+  /**
+   * @param {string} id
+   * @param {string} code
+   * @param {string} message
+   */
+  replyError(id, code, message) {
+    this.sendToKernel({
+      kind: "reply",
+      id,
+      view_id: this.viewId,
+      ok: false,
+      error: { code, message: message.slice(0, MAX_ERROR_TEXT) }
+    });
+  }
+  /**
+   * Forward an unsolicited state, at most once per STATE_EVENT_INTERVAL_MS; the latest wins.
+   * @param {Record<string, unknown>} state
+   */
+  stateEvent(state) {
+    this.pendingStateEvent = state;
+    if (this.stateTimer) return;
+    const wait = Math.max(0, this.lastStateEventAt + STATE_EVENT_INTERVAL_MS - Date.now());
+    this.stateTimer = setTimeout(() => {
+      this.stateTimer = null;
+      this.lastStateEventAt = Date.now();
+      const payload = this.pendingStateEvent;
+      this.pendingStateEvent = null;
+      if (payload) this.sendToKernel({ kind: "event", view_id: this.viewId, type: "state", payload });
+    }, wait);
+  }
+  /**
+   * Forward errors the page reports outside a request at most once per interval: the latest, with how
+   * many came since, so a page that throws in a loop cannot flood the kernel (or IOPub).
+   * @param {string} message
+   */
+  errorEvent(message) {
+    this.pendingError = message;
+    this.errorsSince = (this.errorsSince ?? 0) + 1;
+    if (this.errorTimer) return;
+    const wait = Math.max(0, (this.lastErrorEventAt ?? 0) + STATE_EVENT_INTERVAL_MS * 10 - Date.now());
+    this.errorTimer = setTimeout(() => {
+      this.errorTimer = null;
+      this.lastErrorEventAt = Date.now();
+      const count = this.errorsSince;
+      this.errorsSince = 0;
+      const text = count > 1 ? `${this.pendingError} (and ${count - 1} more errors)` : this.pendingError;
+      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: text } });
+    }, wait);
+  }
+  dispose() {
+    if (this.stateTimer) clearTimeout(this.stateTimer);
+    if (this.errorTimer) clearTimeout(this.errorTimer);
+    this.stateTimer = null;
+    this.errorTimer = null;
+  }
+};
+
+// frame.js
+function mountTargetFrame(opts) {
+  const { viewId, signal } = opts;
+  const win = opts.win ?? window;
+  const doc = opts.placeholder.ownerDocument;
+  let iframe = opts.placeholder;
+  let readyTimer = null;
+  let stoppedWindow = null;
+  function freshIframe(nonce) {
+    const frame = doc.createElement("iframe");
+    frame.setAttribute("sandbox", "allow-scripts");
+    frame.setAttribute("referrerpolicy", "no-referrer");
+    frame.setAttribute("title", opts.frameTitle());
+    frame.name = nonce;
+    frame.style.height = `${opts.height()}px`;
+    frame.srcdoc = opts.html();
+    return frame;
+  }
+  const relay = new Relay({
+    viewId,
+    sendToKernel: opts.sendToKernel,
+    postToTarget: (msg) => iframe.contentWindow?.postMessage(msg, "*"),
+    currentValues: opts.currentValues,
+    now: opts.now,
+    onStopped: (why) => {
+      stoppedWindow = iframe.contentWindow;
+      const stoppedFrame = doc.createElement("iframe");
+      stoppedFrame.setAttribute("sandbox", "");
+      stoppedFrame.setAttribute("title", "stopped target");
+      stoppedFrame.style.height = `${opts.height()}px`;
+      iframe.replaceWith(stoppedFrame);
+      iframe = stoppedFrame;
+      if (readyTimer) clearTimeout(readyTimer);
+      opts.onStopped?.(why);
+    },
+    onStatus: (s, detail) => {
+      opts.onStatus?.(s, detail);
+      if (s !== "loading" && readyTimer) clearTimeout(readyTimer);
+    }
+  });
+  function load() {
+    opts.onLoad?.();
+    relay.reload();
+    const frame = freshIframe(relay.nonce);
+    iframe.replaceWith(frame);
+    iframe = frame;
+    if (readyTimer) clearTimeout(readyTimer);
+    readyTimer = setTimeout(() => {
+      if (relay.ready) return;
+      const message = `the target did not call SplitBrain.ready() within ${READY_TIMEOUT_MS / 1e3} s`;
+      relay.onStatus("error", message);
+      opts.sendToKernel({ kind: "event", view_id: viewId, type: "error", payload: { code: "not_ready", message } });
+    }, READY_TIMEOUT_MS);
+  }
+  win.addEventListener(
+    "message",
+    (event) => {
+      if (event.source !== null && event.source === stoppedWindow) {
+        event.stopImmediatePropagation();
+        return;
+      }
+      if (event.source === null || event.source !== iframe.contentWindow) return;
+      relay.fromTarget(event.data, true);
+    },
+    { signal, capture: true }
+  );
+  return {
+    relay,
+    load,
+    iframe: () => iframe,
+    dispose() {
+      if (readyTimer) clearTimeout(readyTimer);
+      readyTimer = null;
+      relay.dispose();
+    }
+  };
+}
+
 // panel.js
 var SLIDER_INTERVAL_MS = 80;
 function describeCall(name, args) {
@@ -472,290 +834,6 @@ function buildInspector(container, model, signal) {
   return { rebuild, sync };
 }
 
-// relay.js
-var MAX_STATE_CHARS = 1e6;
-var STATE_EVENT_INTERVAL_MS = 100;
-var READY_TIMEOUT_MS = 15e3;
-var MAX_TARGET_MESSAGES_PER_S = 5e3;
-var SEEN_IDS = 2e4;
-function trace(id, hop) {
-  const log = (
-    /** @type {any} */
-    globalThis.__splitbrainTrace
-  );
-  if (!Array.isArray(log) || log.length > 1e5) return;
-  log.push([id, hop, performance.now()]);
-}
-function boundState(state) {
-  if (!state || typeof state !== "object" || Array.isArray(state)) return { _invalid: "expected an object" };
-  let text;
-  try {
-    text = JSON.stringify(state);
-  } catch (err) {
-    return { _invalid: errorText(err) };
-  }
-  if (text.length > MAX_STATE_CHARS) return { _truncated: true, bytes: text.length };
-  return (
-    /** @type {Record<string, unknown>} */
-    state
-  );
-}
-var Relay = class {
-  /**
-   * @param {object} opts
-   * @param {string} opts.viewId
-   * @param {(msg: any) => void} opts.sendToKernel
-   * @param {(msg: any) => void} opts.postToTarget  posts to the iframe (targetOrigin '*')
-   * @param {() => Record<string, unknown>} opts.currentValues  the `values` trait
-   * @param {(status: "loading" | "ready" | "error", detail?: string) => void} [opts.onStatus]
-   * @param {(why: string) => void} [opts.onStopped]  the page broke its message budget: unload it
-   * @param {() => number} [opts.now]  a clock in ms (tests)
-   */
-  constructor({ viewId, sendToKernel, postToTarget, currentValues, onStatus, onStopped, now }) {
-    this.viewId = viewId;
-    this.sendToKernel = sendToKernel;
-    this.postToTarget = postToTarget;
-    this.currentValues = currentValues;
-    this.onStatus = onStatus ?? (() => {
-    });
-    this.onStopped = onStopped ?? (() => {
-    });
-    this.now = now ?? (() => Date.now());
-    this.nonce = makeNonce();
-    this.ready = false;
-    this.loadId = "";
-    this.stopped = "";
-    this.budgetStart = 0;
-    this.budgetUsed = 0;
-    this.queue = [];
-    this.queuedBeforeValues = 0;
-    this.seen = /* @__PURE__ */ new Set();
-    this.outstanding = /* @__PURE__ */ new Set();
-    this.posted = /* @__PURE__ */ new Map();
-    this.pendingStateEvent = null;
-    this.stateTimer = null;
-    this.errorTimer = null;
-    this.pendingError = "";
-    this.errorsSince = 0;
-    this.lastErrorEventAt = 0;
-    this.lastStateEventAt = 0;
-  }
-  /** A new page load: fresh nonce, not ready; queued requests stay queued. */
-  reload() {
-    this.nonce = makeNonce();
-    this.ready = false;
-    this.loadId = "";
-    this.stopped = "";
-    this.budgetUsed = 0;
-    this.posted.clear();
-    for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page was reloaded");
-    this.outstanding.clear();
-    this.onStatus("loading");
-  }
-  /** @param {unknown} msg  a custom message from the kernel */
-  fromKernel(msg) {
-    if (!isKernelRequest(msg)) return;
-    const request = (
-      /** @type {import("./protocol.js").KernelRequest} */
-      msg
-    );
-    trace(request.id, "in");
-    if (this.seen.has(request.id)) return;
-    this.seen.add(request.id);
-    if (this.seen.size > SEEN_IDS) this.seen.delete(this.seen.values().next().value ?? "");
-    if (this.stopped) this.replyError(request.id, "not_ready", this.stopped);
-    else if (this.ready) this.post(request);
-    else this.queue.push(request);
-  }
-  /**
-   * Remember what the page was given, so a `values` trait change can be told apart from its echo.
-   * @param {Record<string, unknown>} values
-   */
-  remember(values) {
-    for (const [path, value] of Object.entries(values)) this.posted.set(path, JSON.stringify(value));
-  }
-  /**
-   * The `values` trait changed: post (without an id) whatever differs from what the page has, e.g. a
-   * value assigned to `sim.values` directly. The echo of a request's own values differs in nothing.
-   * @param {Record<string, unknown>} values
-   */
-  valuesChanged(values) {
-    if (!this.ready) {
-      this.queuedBeforeValues = this.queue.length;
-      return;
-    }
-    const changed = {};
-    for (const [path, value] of Object.entries(values ?? {})) {
-      if (this.posted.get(path) !== JSON.stringify(value)) changed[path] = value;
-    }
-    if (Object.keys(changed).length === 0) return;
-    this.remember(changed);
-    this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: changed });
-  }
-  /** @param {import("./protocol.js").KernelRequest} request */
-  post(request) {
-    this.outstanding.add(request.id);
-    const values = request.payload.values ?? {};
-    if (request.op !== "state") this.remember(values);
-    const type = request.op;
-    this.postToTarget({
-      source: PARENT_SOURCE,
-      nonce: this.nonce,
-      type,
-      id: request.id,
-      ...type === "state" ? {} : { payload: values }
-    });
-    trace(request.id, "post");
-  }
-  /**
-   * A message event from the iframe; `fromFrame` says whether `event.source` is our iframe.
-   * @param {unknown} data
-   * @param {boolean} fromFrame
-   */
-  fromTarget(data, fromFrame) {
-    if (!fromFrame || this.stopped) return;
-    const valid = isTargetMessage(data, this.nonce);
-    const answers = valid && typeof data.id === "string" && this.outstanding.has(data.id);
-    if (!answers && !this.withinBudget()) return;
-    if (!valid) return;
-    const msg = (
-      /** @type {any} */
-      data
-    );
-    if (msg.type === "ready") {
-      const load = typeof msg.load === "string" ? msg.load : "";
-      if (this.ready) {
-        if (load === "" || load === this.loadId) return;
-        for (const id of this.outstanding) {
-          this.replyError(id, "not_ready", "the target page reloaded itself before answering");
-        }
-        this.outstanding.clear();
-        this.posted.clear();
-      }
-      this.loadId = load;
-      this.ready = true;
-      this.onStatus("ready");
-      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
-      const current = this.currentValues();
-      const queued = this.queue;
-      const split = Math.min(this.queuedBeforeValues, queued.length);
-      this.queue = [];
-      this.queuedBeforeValues = 0;
-      for (const request of queued.slice(0, split)) this.post(request);
-      const later = new Set(queued.slice(split).flatMap((r) => r.op === "state" ? [] : Object.keys(r.payload.values ?? {})));
-      const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
-      this.remember(catchUp);
-      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: catchUp });
-      for (const request of queued.slice(split)) this.post(request);
-    } else if (msg.type === "state") {
-      const state = boundState(msg.payload);
-      if (typeof msg.id === "string") {
-        if (!this.outstanding.delete(msg.id)) return;
-        trace(msg.id, "state");
-        this.sendToKernel({ kind: "reply", id: msg.id, view_id: this.viewId, ok: true, state });
-        trace(msg.id, "out");
-      } else {
-        this.stateEvent(state);
-      }
-    } else if (msg.type === "error") {
-      const message = errorText(msg.error?.message ?? msg.error ?? "target error");
-      if (typeof msg.id === "string") {
-        if (!this.outstanding.delete(msg.id)) return;
-        this.replyError(msg.id, "target_error", message);
-      } else {
-        this.errorEvent(message);
-      }
-    }
-  }
-  /**
-   * Count one message the page posted on its own (not an answer to a request). Past
-   * MAX_TARGET_MESSAGES_PER_S in a second the page is stopped: every request it holds or will get
-   * is answered with `not_ready` (saying why), the kernel is told once, and `onStopped` unloads it.
-   * @returns {boolean} whether the message may be handled
-   */
-  withinBudget() {
-    const now = this.now();
-    if (now - this.budgetStart >= 1e3) {
-      this.budgetStart = now;
-      this.budgetUsed = 0;
-    }
-    this.budgetUsed += 1;
-    if (this.budgetUsed <= MAX_TARGET_MESSAGES_PER_S) return true;
-    this.stop(
-      `the target was stopped: it posted more than ${MAX_TARGET_MESSAGES_PER_S} messages within one second. The change is kept and applies once it is restarted (the status bar's Restart button, or display the widget again)`
-    );
-    return false;
-  }
-  /** @param {string} why */
-  stop(why) {
-    if (this.stopped) return;
-    this.stopped = why;
-    this.ready = false;
-    for (const id of this.outstanding) this.replyError(id, "not_ready", why);
-    this.outstanding.clear();
-    for (const request of this.queue.splice(0)) this.replyError(request.id, "not_ready", why);
-    this.posted.clear();
-    this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: why } });
-    this.onStatus("error", why);
-    this.onStopped(why);
-  }
-  /**
-   * @param {string} id
-   * @param {string} code
-   * @param {string} message
-   */
-  replyError(id, code, message) {
-    this.sendToKernel({
-      kind: "reply",
-      id,
-      view_id: this.viewId,
-      ok: false,
-      error: { code, message: message.slice(0, MAX_ERROR_TEXT) }
-    });
-  }
-  /**
-   * Forward an unsolicited state, at most once per STATE_EVENT_INTERVAL_MS; the latest wins.
-   * @param {Record<string, unknown>} state
-   */
-  stateEvent(state) {
-    this.pendingStateEvent = state;
-    if (this.stateTimer) return;
-    const wait = Math.max(0, this.lastStateEventAt + STATE_EVENT_INTERVAL_MS - Date.now());
-    this.stateTimer = setTimeout(() => {
-      this.stateTimer = null;
-      this.lastStateEventAt = Date.now();
-      const payload = this.pendingStateEvent;
-      this.pendingStateEvent = null;
-      if (payload) this.sendToKernel({ kind: "event", view_id: this.viewId, type: "state", payload });
-    }, wait);
-  }
-  /**
-   * Forward errors the page reports outside a request at most once per interval: the latest, with how
-   * many came since, so a page that throws in a loop cannot flood the kernel (or IOPub).
-   * @param {string} message
-   */
-  errorEvent(message) {
-    this.pendingError = message;
-    this.errorsSince = (this.errorsSince ?? 0) + 1;
-    if (this.errorTimer) return;
-    const wait = Math.max(0, (this.lastErrorEventAt ?? 0) + STATE_EVENT_INTERVAL_MS * 10 - Date.now());
-    this.errorTimer = setTimeout(() => {
-      this.errorTimer = null;
-      this.lastErrorEventAt = Date.now();
-      const count = this.errorsSince;
-      this.errorsSince = 0;
-      const text = count > 1 ? `${this.pendingError} (and ${count - 1} more errors)` : this.pendingError;
-      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: text } });
-    }, wait);
-  }
-  dispose() {
-    if (this.stateTimer) clearTimeout(this.stateTimer);
-    if (this.errorTimer) clearTimeout(this.errorTimer);
-    this.stateTimer = null;
-    this.errorTimer = null;
-  }
-};
-
 // widget.js
 var STYLE = `
 .splitbrain-view { font-family: var(--jp-ui-font-family, system-ui, sans-serif); color: var(--jp-ui-font-color1, #222);
@@ -778,7 +856,7 @@ function render({ model, el }) {
   root.className = "splitbrain-view";
   const style = document.createElement("style");
   style.textContent = STYLE + PANEL_STYLE;
-  let iframe = document.createElement("iframe");
+  const iframe = document.createElement("iframe");
   const status = document.createElement("div");
   status.className = "splitbrain-status";
   status.setAttribute("role", "status");
@@ -814,76 +892,39 @@ function render({ model, el }) {
       unmountPanel = null;
     }
   };
-  function freshIframe(nonce) {
-    const frame = document.createElement("iframe");
-    frame.setAttribute("sandbox", "allow-scripts");
-    frame.setAttribute("referrerpolicy", "no-referrer");
-    frame.setAttribute("title", `${model.get("manifest")?.title ?? "splitbrain"} target`);
-    frame.name = nonce;
-    frame.style.height = `${model.get("height") ?? 420}px`;
-    frame.srcdoc = model.get("_html") ?? "";
-    return frame;
-  }
   el.append(root);
-  let readyTimer = null;
-  let stoppedWindow = null;
-  const relay = new Relay({
+  const target = mountTargetFrame({
+    placeholder: iframe,
     viewId,
+    html: () => model.get("_html") ?? "",
+    frameTitle: () => `${model.get("manifest")?.title ?? "splitbrain"} target`,
+    height: () => model.get("height") ?? 420,
     sendToKernel: (msg) => model.send(msg),
-    postToTarget: (msg) => iframe.contentWindow?.postMessage(msg, "*"),
     currentValues: () => model.get("values") ?? {},
+    signal,
+    onLoad: () => {
+      restart.hidden = true;
+      titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
+      root.dataset.target = model.get("target_id") ?? "";
+    },
+    // The page was unloaded for flooding: offer a restart.
     onStopped: () => {
-      stoppedWindow = iframe.contentWindow;
-      const stoppedFrame = document.createElement("iframe");
-      stoppedFrame.setAttribute("sandbox", "");
-      stoppedFrame.setAttribute("title", "stopped target");
-      stoppedFrame.style.height = `${model.get("height") ?? 420}px`;
-      iframe.replaceWith(stoppedFrame);
-      iframe = stoppedFrame;
-      if (readyTimer) clearTimeout(readyTimer);
       restart.hidden = false;
     },
     onStatus: (s, detail) => {
       status.dataset.status = s;
       detailEl.textContent = detail ?? (s === "loading" ? "loading…" : s);
       root.dataset.status = s;
-      if (s !== "loading" && readyTimer) clearTimeout(readyTimer);
     }
   });
-  function loadPage() {
-    restart.hidden = true;
-    relay.reload();
-    titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
-    root.dataset.target = model.get("target_id") ?? "";
-    const frame = freshIframe(relay.nonce);
-    iframe.replaceWith(frame);
-    iframe = frame;
-    if (readyTimer) clearTimeout(readyTimer);
-    readyTimer = setTimeout(() => {
-      if (relay.ready) return;
-      const message = `the target did not call SplitBrain.ready() within ${READY_TIMEOUT_MS / 1e3} s`;
-      relay.onStatus("error", message);
-      model.send({ kind: "event", view_id: viewId, type: "error", payload: { code: "not_ready", message } });
-    }, READY_TIMEOUT_MS);
-  }
-  window.addEventListener(
-    "message",
-    (event) => {
-      if (event.source !== null && event.source === stoppedWindow) {
-        event.stopImmediatePropagation();
-        return;
-      }
-      if (event.source === null || event.source !== iframe.contentWindow) return;
-      relay.fromTarget(event.data, true);
-    },
-    { signal, capture: true }
-  );
+  const { relay } = target;
+  const loadPage = () => target.load();
   restart.addEventListener("click", () => loadPage(), { signal });
   const onCustom = (msg) => relay.fromKernel(msg);
   const onHtml = () => loadPage();
   const onValues = () => relay.valuesChanged(model.get("values") ?? {});
   const onHeight = () => {
-    iframe.style.height = `${model.get("height") ?? 420}px`;
+    target.iframe().style.height = `${model.get("height") ?? 420}px`;
   };
   model.on("msg:custom", onCustom);
   model.on("change:_html", onHtml);
@@ -908,8 +949,7 @@ function render({ model, el }) {
     model.off("change:chat_enabled", onChatEnabled);
     model.off("change:values", onValues);
     unmountPanel?.();
-    if (readyTimer) clearTimeout(readyTimer);
-    relay.dispose();
+    target.dispose();
     try {
       detach();
     } catch {

@@ -1,0 +1,470 @@
+// Specification of js/clock.js, the virtual clock of headless target pages.
+//
+// The first groups drive the clock itself (VirtualClock: timers, frames, dates, random numbers);
+// then installClock on a fake framed window (a listener list that honours
+// stopImmediatePropagation, a recording parent), driven by advance messages as the host sends
+// them; the last group runs the built IIFE from splitbrain_widget/static/ in a vm context.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import vm from "node:vm";
+
+import {
+  EPOCH_MS,
+  FRAME_MS,
+  MAX_CALLBACKS_PER_ADVANCE,
+  VirtualClock,
+  advanceMs,
+  installClock,
+  seededRandom,
+  virtualDate,
+} from "../clock.js";
+import { PARENT_SOURCE, TARGET_SOURCE } from "../protocol.js";
+
+const NONCE = "0123456789abcdef0123456789abcdef";
+const bundlePath = new URL("../../splitbrain_widget/static/clock.js", import.meta.url);
+
+describe("timers", () => {
+  test("time stands still until advanced; timeouts run in due order, ties in insertion order", () => {
+    const clock = new VirtualClock();
+    const log = [];
+    clock.addTimer(() => log.push("b"), 20, [], false);
+    clock.addTimer(() => log.push("a"), 10, [], false);
+    clock.addTimer(() => log.push("c"), 20, [], false);
+    clock.addTimer((x, y) => log.push(`args ${x} ${y}`), 5, [1, 2], false);
+    assert.equal(clock.now, 0);
+    assert.deepEqual(clock.advanceSync(9), { callbacks: 1, capped: false });
+    assert.deepEqual(log, ["args 1 2"]);
+    assert.equal(clock.now, 9);
+    clock.advanceSync(11);
+    assert.deepEqual(log, ["args 1 2", "a", "b", "c"]);
+    assert.equal(clock.now, 20);
+  });
+
+  test("a callback sees its own due time as now", () => {
+    const clock = new VirtualClock();
+    const seen = [];
+    clock.addTimer(() => seen.push(clock.now), 250, [], false);
+    clock.advanceSync(1000);
+    assert.deepEqual(seen, [250]);
+    assert.equal(clock.now, 1000);
+  });
+
+  test("intervals repeat from when they ran; clearing works from inside and outside", () => {
+    const clock = new VirtualClock();
+    const times = [];
+    const id = clock.addTimer(() => {
+      times.push(clock.now);
+      if (times.length === 3) clock.clearTimer(id);
+    }, 100, [], true);
+    clock.advanceSync(1000);
+    assert.deepEqual(times, [100, 200, 300]);
+    const other = clock.addTimer(() => times.push("never"), 10, [], true);
+    clock.clearTimer(other);
+    clock.advanceSync(100);
+    assert.equal(times.length, 3);
+  });
+
+  test("timeouts and intervals share one id space (clearTimeout clears an interval)", () => {
+    const clock = new VirtualClock();
+    const a = clock.addTimer(() => {}, 10, [], false);
+    const b = clock.addTimer(() => assert.fail("cleared"), 10, [], true);
+    assert.notEqual(a, b);
+    clock.clearTimer(b);
+    clock.advanceSync(100);
+  });
+
+  test("nested zero-delay timers are clamped to 4 ms past nesting level 5, as in browsers", () => {
+    const clock = new VirtualClock();
+    const times = [];
+    const again = () => {
+      times.push(clock.now);
+      if (times.length < 8) clock.addTimer(again, 0, [], false);
+    };
+    clock.addTimer(again, 0, [], false);
+    clock.advanceSync(100);
+    assert.deepEqual(times, [0, 0, 0, 0, 0, 4, 8, 12]);
+  });
+
+  test("setInterval(fn, 0) cannot hold time: it runs every 4 ms after the first repeats", () => {
+    const clock = new VirtualClock();
+    let n = 0;
+    clock.addTimer(() => (n += 1), 0, [], true);
+    const { callbacks, capped } = clock.advanceSync(1000);
+    assert.equal(capped, false);
+    assert.ok(n > 240 && n < 260, `${n} runs`);
+    assert.equal(callbacks, n);
+  });
+
+  test("bad delays: negative and NaN mean 0, overflowing ones 1 ms; non-function handlers never run", () => {
+    const clock = new VirtualClock();
+    const times = [];
+    clock.addTimer(() => times.push(["neg", clock.now]), -5, [], false);
+    clock.addTimer(() => times.push(["nan", clock.now]), "soon", [], false);
+    clock.addTimer(() => times.push(["huge", clock.now]), 2 ** 32, [], false);
+    const id = clock.addTimer("alert(1)", 0, [], false);
+    assert.equal(typeof id, "number");
+    clock.advanceSync(10);
+    assert.deepEqual(times, [["neg", 0], ["nan", 0], ["huge", 1]]);
+  });
+
+  test("a throwing callback is reported and the others still run", () => {
+    const errors = [];
+    const clock = new VirtualClock({ onError: (err) => errors.push(String(err)) });
+    const log = [];
+    clock.addTimer(() => {
+      throw new Error("boom");
+    }, 1, [], false);
+    clock.addTimer(() => log.push("after"), 2, [], false);
+    clock.advanceSync(5);
+    assert.deepEqual(errors, ["Error: boom"]);
+    assert.deepEqual(log, ["after"]);
+  });
+
+  test("the cap stops a runaway advance and says so; the rest runs in the next one", () => {
+    const clock = new VirtualClock();
+    let n = 0;
+    for (let i = 0; i < 100; i += 1) clock.addTimer(() => (n += 1), 1, [], true);
+    const first = clock.advanceSync(1000, 5000);
+    assert.deepEqual(first, { callbacks: 5000, capped: true });
+    assert.equal(clock.now, 1000, "time moved on anyway");
+    const second = clock.advanceSync(0, 1_000_000);
+    assert.ok(second.callbacks > 0, "the overdue ones ran first");
+    assert.equal(typeof MAX_CALLBACKS_PER_ADVANCE, "number");
+  });
+});
+
+describe("animation frames", () => {
+  test("frames come every 1000/60 ms of virtual time, with that time as their timestamp", () => {
+    const clock = new VirtualClock();
+    const stamps = [];
+    const tick = (/** @type {number} */ t) => {
+      stamps.push(t);
+      clock.requestFrame(tick);
+    };
+    clock.requestFrame(tick);
+    clock.advanceSync(100);
+    assert.equal(stamps.length, 7); // frames 0..6: 0, 16.7, ..., 100
+    stamps.forEach((t, k) => assert.ok(Math.abs(t - k * FRAME_MS) < 1e-9, `frame ${k} at ${t}`));
+    clock.advanceSync(1000);
+    assert.equal(stamps.length, 67);
+  });
+
+  test("another frame rate keeps frames on exact multiples of 1000 / fps", () => {
+    const clock = new VirtualClock({ fps: 10 });
+    const stamps = [];
+    const tick = (/** @type {number} */ t) => {
+      stamps.push(t);
+      clock.requestFrame(tick);
+    };
+    clock.requestFrame(tick);
+    for (let i = 0; i < 10; i += 1) clock.advanceSync(1000);
+    assert.equal(stamps.length, 101);
+    assert.equal(stamps.at(-1), 10_000);
+    assert.equal(new VirtualClock({ fps: -1 }).fps, 60, "a bad rate falls back to 60");
+  });
+
+  test("a callback requested inside a frame runs in the next one; cancel works for both", () => {
+    const clock = new VirtualClock();
+    const log = [];
+    const a = clock.requestFrame(() => {
+      log.push(["a", clock.now]);
+      clock.requestFrame(() => log.push(["inner", clock.now]));
+      clock.cancelFrame(b); // b is in this same frame: cancelled before it runs
+    });
+    const b = clock.requestFrame(() => log.push(["b", clock.now]));
+    const c = clock.requestFrame(() => log.push(["c", clock.now]));
+    clock.cancelFrame(c);
+    assert.notEqual(a, b);
+    clock.advanceSync(20);
+    assert.deepEqual(log, [["a", 0], ["inner", FRAME_MS]]);
+  });
+
+  test("timers and frames interleave in time order", () => {
+    const clock = new VirtualClock();
+    const log = [];
+    clock.advanceSync(5);
+    clock.requestFrame((t) => log.push(`frame ${t.toFixed(1)}`));
+    clock.addTimer(() => log.push(`timer ${clock.now}`), 10, [], false);
+    clock.addTimer(() => log.push(`timer ${clock.now}`), 12, [], false);
+    clock.advanceSync(50);
+    assert.deepEqual(log, ["timer 15", "frame 16.7", "timer 17"]);
+  });
+});
+
+describe("dates and random numbers", () => {
+  test("Date.now and new Date() read the virtual clock from a fixed epoch; other forms are real", () => {
+    const clock = new VirtualClock();
+    const VDate = virtualDate(class extends Date {}, () => clock.dateNow());
+    assert.equal(VDate.now(), EPOCH_MS);
+    clock.advanceSync(1500.7);
+    assert.equal(VDate.now(), EPOCH_MS + 1500);
+    assert.equal(new VDate().getTime(), EPOCH_MS + 1500);
+    assert.equal(new VDate(0).getTime(), 0);
+    assert.equal(new VDate(2020, 0, 2).getFullYear(), 2020);
+    assert.equal(VDate.UTC(2026, 0, 1), EPOCH_MS);
+    assert.ok(new VDate() instanceof Date);
+    assert.equal(typeof VDate(), "string");
+    assert.equal(new VDate().constructor, VDate);
+  });
+
+  test("seeded random: the same seed gives the same numbers in [0, 1), another seed others", () => {
+    const a = seededRandom(42);
+    const b = seededRandom(42);
+    const c = seededRandom(43);
+    const xs = Array.from({ length: 1000 }, () => a());
+    assert.deepEqual(xs, Array.from({ length: 1000 }, () => b()));
+    assert.notDeepEqual(xs.slice(0, 10), Array.from({ length: 10 }, () => c()));
+    assert.ok(xs.every((x) => x >= 0 && x < 1));
+    const mean = xs.reduce((s, x) => s + x, 0) / xs.length;
+    assert.ok(Math.abs(mean - 0.5) < 0.05, `mean ${mean}`);
+  });
+});
+
+describe("advance messages", () => {
+  test("accepted only with the parent source, this nonce and a sane ms", () => {
+    const ok = { source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 250 } };
+    assert.equal(advanceMs(ok, NONCE), 250);
+    assert.equal(advanceMs({ ...ok, nonce: "f".repeat(32) }, NONCE), null);
+    assert.equal(advanceMs({ ...ok, nonce: "" }, ""), null);
+    assert.equal(advanceMs({ ...ok, source: TARGET_SOURCE }, NONCE), null);
+    assert.equal(advanceMs({ ...ok, type: "apply" }, NONCE), null);
+    for (const ms of [-1, Number.NaN, Infinity, "5", null, 1e12]) {
+      assert.equal(advanceMs({ ...ok, payload: { ms } }, NONCE), null, `ms ${ms}`);
+    }
+    assert.equal(advanceMs({ ...ok, payload: undefined }, NONCE), null);
+    assert.equal(advanceMs(null, NONCE), null);
+    assert.equal(advanceMs([ok], NONCE), null);
+  });
+});
+
+/** MessageChannel whose ports do not keep node alive. */
+class QuietChannel {
+  constructor() {
+    const channel = new MessageChannel();
+    this.port1 = channel.port1;
+    this.port2 = channel.port2;
+    // setting onmessage refs the port in node; unref once it is set
+    const port1 = this.port1;
+    let handler = null;
+    Object.defineProperty(this.port1, "onmessage", {
+      get: () => handler,
+      set: (fn) => {
+        handler = fn;
+        port1.addEventListener("message", (e) => handler?.(e));
+        port1.start();
+        port1.unref();
+      },
+    });
+  }
+}
+
+/** A MessageEvent stand-in that records whether propagation was stopped. */
+class FakeMessageEvent {
+  /**
+   * @param {string} type
+   * @param {{data: unknown, origin?: string, source?: unknown}} init
+   */
+  constructor(type, init) {
+    this.type = type;
+    this.data = init.data;
+    this.origin = init.origin ?? "";
+    this.source = init.source ?? null;
+    this.stopped = false;
+  }
+
+  stopImmediatePropagation() {
+    this.stopped = true;
+  }
+}
+
+/** A fake framed window: listeners in the order added (as Chromium runs them on window). */
+function makeWindow() {
+  const posted = [];
+  const parent = { postMessage: (message, targetOrigin) => posted.push({ message: structuredClone(message), targetOrigin }) };
+  /** @type {((event: any) => void)[]} */
+  const listeners = [];
+  /** @type {any} */
+  const win = {
+    name: NONCE,
+    parent,
+    Date,
+    performance: { now: () => 0 },
+    Math: { random: Math.random },
+    MessageChannel: QuietChannel,
+    MessageEvent: FakeMessageEvent,
+    addEventListener(type, listener) {
+      if (type === "message") listeners.push(listener);
+    },
+    dispatchEvent(event) {
+      for (const listener of listeners) {
+        if (event.stopped) break;
+        listener(event);
+      }
+      return true;
+    },
+    reportError: () => {},
+  };
+  /**
+   * @param {unknown} data
+   * @param {unknown} [source]
+   */
+  const deliver = (data, source = parent) => win.dispatchEvent(new FakeMessageEvent("message", { data, origin: "null", source }));
+  const advance = (ms, nonce = NONCE) => deliver({ source: PARENT_SOURCE, nonce, type: "advance", payload: { ms } });
+  return { win, parent, posted, deliver, advance };
+}
+
+/** @param {() => boolean} predicate */
+async function until(predicate, ms = 20_000) {
+  const end = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe("installClock on a window", () => {
+  test("replaces the time sources; Math.random is seeded now or when asked", () => {
+    const { win } = makeWindow();
+    const realRandom = win.Math.random;
+    const clock = installClock(win, { seed: 5, laterRandom: true });
+    assert.equal(win.__splitbrainClock, clock);
+    assert.equal(installClock(win), clock, "a second install is the first clock");
+    assert.equal(win.Math.random, realRandom, "kept until seeded");
+    clock.seedRandom(win.Math);
+    const expected = seededRandom(5);
+    assert.deepEqual([win.Math.random(), win.Math.random()], [expected(), expected()]);
+    assert.equal(win.performance.now(), 0);
+    assert.equal(win.Date.now(), EPOCH_MS);
+    let ran = false;
+    win.setTimeout(() => (ran = true), 0);
+    assert.equal(ran, false, "time stands still");
+  });
+
+  test("an advance runs the page's timers and frames, then delivers what followed it, in order", async () => {
+    const { win, deliver, advance } = makeWindow();
+    installClock(win);
+    let frames = 0;
+    const tick = () => {
+      frames += 1;
+      win.requestAnimationFrame(tick);
+    };
+    win.requestAnimationFrame(tick);
+    const seen = [];
+    // the bridge's listener comes after the clock's, as in a page
+    win.addEventListener("message", (event) => seen.push([event.data.type, win.performance.now(), frames]));
+    advance(500);
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s1" });
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "apply", id: "a1", payload: {} });
+    assert.deepEqual(seen.map((s) => s[0]), ["advance"], "the later messages wait");
+    await until(() => seen.length === 3);
+    assert.deepEqual(seen.slice(1), [
+      ["state", 500, 31],
+      ["apply", 500, 31],
+    ]);
+  });
+
+  test("promise jobs run between callbacks: an async loop with awaited timeouts keeps up", async () => {
+    const { win, deliver, advance } = makeWindow();
+    installClock(win);
+    let laps = 0;
+    const sleep = (ms) => new Promise((resolve) => win.setTimeout(resolve, ms));
+    void (async () => {
+      for (;;) {
+        await sleep(100);
+        laps += 1;
+      }
+    })();
+    let answered = -1;
+    win.addEventListener("message", (event) => {
+      if (event.data.type === "state") answered = laps;
+    });
+    advance(1000);
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s" });
+    await until(() => answered >= 0);
+    assert.equal(answered, 10);
+  });
+
+  test("advances queue behind each other; time adds up", async () => {
+    const { win, deliver, advance } = makeWindow();
+    installClock(win);
+    const seen = [];
+    win.addEventListener("message", (event) => seen.push([event.data.type, win.performance.now()]));
+    advance(100);
+    advance(200);
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s" });
+    await until(() => seen.length === 3);
+    // nothing was due: each advance ended within its own message, before the later listener ran
+    assert.deepEqual(seen, [["advance", 100], ["advance", 300], ["state", 300]]);
+  });
+
+  test("ignores advances from another window or with another nonce", async () => {
+    const { win, deliver } = makeWindow();
+    installClock(win);
+    const sibling = { postMessage() {} };
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 1000 } }, sibling);
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 1000 } }, win);
+    deliver({ source: PARENT_SOURCE, nonce: "e".repeat(32), type: "advance", payload: { ms: 1000 } });
+    deliver({ source: PARENT_SOURCE, type: "advance", payload: { ms: 1000 } });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(win.performance.now(), 0);
+  });
+
+  test("messages from other windows are never held", () => {
+    const { win, deliver, advance } = makeWindow();
+    installClock(win);
+    win.setInterval(() => {}, 1);
+    const seen = [];
+    win.addEventListener("message", (event) => seen.push(event.data));
+    advance(1000);
+    deliver("from a sibling", { postMessage() {} });
+    assert.deepEqual(seen.slice(-1), ["from a sibling"]);
+  });
+
+  test("past its cap an advance ends, reports a target_error to the parent, and the next one works", async () => {
+    const { win, deliver, advance, posted } = makeWindow();
+    installClock(win, { maxCallbacks: 300 });
+    let n = 0;
+    for (let i = 0; i < 10; i += 1) win.setInterval(() => (n += 1), 0);
+    let answeredAt = -1;
+    win.addEventListener("message", (event) => {
+      if (event.data.type === "state") answeredAt = win.performance.now();
+    });
+    advance(1000);
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s" });
+    await until(() => answeredAt >= 0);
+    assert.equal(answeredAt, 1000);
+    assert.equal(n, 300);
+    const errors = posted.filter((p) => p.message.type === "error");
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0].message.source, TARGET_SOURCE);
+    assert.equal(errors[0].message.nonce, NONCE);
+    assert.equal(errors[0].message.error.code, "target_error");
+    assert.match(errors[0].message.error.message, /more than 300 .*callbacks/);
+    answeredAt = -1;
+    advance(10);
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s2" });
+    await until(() => answeredAt >= 0);
+    assert.equal(answeredAt, 1010);
+  });
+});
+
+describe("the built bundle (splitbrain_widget/static/clock.js)", () => {
+  test("installs from its script element's data-seed and keeps Math.random until seeded", () => {
+    const { win } = makeWindow();
+    const context = vm.createContext({ window: win, document: { currentScript: { dataset: { seed: "7" } } }, console });
+    win.Math = vm.runInContext("Math", context);
+    win.Date = vm.runInContext("Date", context);
+    const realRandom = win.Math.random;
+    const before = new Set(Object.getOwnPropertyNames(context));
+    vm.runInContext(readFileSync(bundlePath, "utf8"), context, { filename: "clock.js" });
+    assert.deepEqual(Object.getOwnPropertyNames(context).filter((name) => !before.has(name)), [], "no globals");
+    const clock = win.__splitbrainClock;
+    assert.ok(clock);
+    assert.equal(win.Math.random, realRandom);
+    vm.runInContext("window.__splitbrainClock.seedRandom(Math)", context);
+    const expected = seededRandom(7);
+    assert.equal(vm.runInContext("Math.random()", context), expected());
+    assert.equal(win.Date.now(), EPOCH_MS);
+  });
+});

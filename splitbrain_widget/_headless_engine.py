@@ -1,0 +1,540 @@
+"""The headless engine: target pages in headless Chromium, behind the view's own relay code.
+
+One Chromium per Python process, driven by Playwright's async API on a private daemon thread with
+its own asyncio loop: Playwright's sync API refuses to run inside a running asyncio loop and only
+delivers callbacks while it is inside a call, so a private loop is what works alike from a plain
+cell, a script and an async task. The browser starts on first use and closes at interpreter exit.
+
+Each :class:`HeadlessPage` gets a host page (``static/host.js``: the relay, the sandboxed iframe,
+the nonce checks and the message budget of the notebook view, ``js/frame.js``) holding one target.
+Kernel -> view messages go in as batches of ops, one ``Runtime.evaluate`` per batch (consecutive
+sends ride together); view -> kernel messages come out through a CDP binding, batched per task.
+Host pages are reused when a HeadlessPage closes.
+
+The browser is Debian's ``chromium`` (``apt-get install chromium``) or ``SPLITBRAIN_CHROMIUM``;
+never ``playwright install``. Playwright is imported here only, lazily.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import json
+import logging
+import math
+import os
+import secrets
+import shutil
+import threading
+from collections.abc import Callable, Coroutine
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from . import registry
+
+log = logging.getLogger("splitbrain_widget.headless")
+
+ENV_CHROMIUM = "SPLITBRAIN_CHROMIUM"
+# Headless Chromium on a machine with a closed network (BROWSER-TESTING.md): without the
+# background-networking flags it keeps trying to reach Google's hosts. Playwright adds --headless,
+# and --no-sandbox only where the sandbox cannot work (as root).
+CHROMIUM_ARGS = (
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+VIEWPORT = {"width": 960, "height": 600}
+BINDING = "__splitbrainOut"
+MAX_IDLE_PAGES = 4
+READY_WAIT_S = 15.0  # the relay's READY_TIMEOUT_MS: an advance waits this long for a loading page
+CLOSE_WAIT_S = 5.0
+INSTALL_HINT = "apt-get install chromium (Debian's browser; never `playwright install`)"
+
+_T = TypeVar("_T")
+MessageHandler = Callable[[dict[str, Any]], None]
+
+
+class HeadlessUnavailable(RuntimeError):
+    """What the headless runtime needs is missing here: Chromium or the playwright package."""
+
+
+class HeadlessError(RuntimeError):
+    """A headless call failed; ``code`` is one of the protocol's error codes (``not_ready``, ``timeout``...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def chromium_executable() -> str:
+    """The Chromium to run: ``SPLITBRAIN_CHROMIUM``, else ``chromium`` on PATH; raises at once when absent."""
+    configured = os.environ.get(ENV_CHROMIUM, "").strip()
+    if configured:
+        path = Path(configured).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+        raise HeadlessUnavailable(
+            f"{ENV_CHROMIUM}={configured!r} is not an executable file: point it at a Chromium binary, "
+            f"or unset it and {INSTALL_HINT}"
+        )
+    found = shutil.which("chromium")
+    if found is None:
+        raise HeadlessUnavailable(
+            f"the headless runtime needs Chromium and found none (no `chromium` on PATH, {ENV_CHROMIUM} unset): "
+            f"{INSTALL_HINT}, or set {ENV_CHROMIUM} to a Chromium binary"
+        )
+    return found
+
+
+def _require_playwright() -> None:
+    try:
+        import playwright.async_api  # noqa: F401
+    except ImportError as exc:
+        raise HeadlessUnavailable(
+            f"the headless runtime needs the playwright Python package ({exc}): pip install playwright "
+            "(the package only; the browser is Debian's chromium, never `playwright install`)"
+        ) from None
+
+
+@cache
+def host_html() -> str:
+    """The blank host page with the host module (``static/host.js``) inlined: no network needed."""
+    module = (Path(__file__).parent / "static" / "host.js").read_text(encoding="utf-8")
+    return (
+        '<!doctype html><html><head><meta charset="utf-8"><title>splitbrain headless host</title>'
+        "<style>html,body{margin:0;background:#fff}iframe{display:block;width:100%;border:0}</style>"
+        f'</head><body><script type="module">{module}</script></body></html>'
+    )
+
+
+class _HostPage:
+    """One Playwright page running host.js, with the CDP session its messages come out of."""
+
+    def __init__(self, page: Any, cdp: Any) -> None:
+        self.page = page
+        self.cdp = cdp
+        self.owner: HeadlessPage | None = None
+        self.broken = False
+
+    def on_binding(self, params: dict[str, Any]) -> None:
+        owner = self.owner
+        if params.get("name") != BINDING or owner is None:
+            return
+        try:
+            batch = json.loads(params.get("payload", "[]"))
+        except ValueError:
+            log.warning("headless host sent an unreadable batch")
+            return
+        for message in batch if isinstance(batch, list) else []:
+            # A reused host page may still flush a message of the view it held before.
+            if isinstance(message, dict) and message.get("view_id", owner.view_id) == owner.view_id:
+                owner._from_host(message)
+
+    def on_crash(self, *_: Any) -> None:
+        self.broken = True
+        if self.owner is not None:
+            self.owner._host_lost("the headless page crashed")
+
+    async def evaluate(self, expression: str) -> Any:
+        answer = await self.cdp.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        details = answer.get("exceptionDetails")
+        if details:
+            text = details.get("exception", {}).get("description") or details.get("text", "")
+            raise RuntimeError(f"host page: {str(text)[:500]}")
+        return answer.get("result", {}).get("value")
+
+
+class _Engine:
+    """One Chromium for the process: a daemon thread running an asyncio loop that owns Playwright."""
+
+    _instance: _Engine | None = None
+    _instance_lock = threading.Lock()
+
+    def __init__(self, executable: str) -> None:
+        self.executable = executable
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="splitbrain-headless", daemon=True)
+        self.thread.start()
+        self.closed = False
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._context: Any = None
+        self._idle: list[_HostPage] = []
+        self._launched: concurrent.futures.Future[None] = asyncio.run_coroutine_threadsafe(self._launch(), self.loop)
+
+    @classmethod
+    def get(cls) -> _Engine:
+        """The running engine, started on first use; raises HeadlessUnavailable at once when it cannot run."""
+        with cls._instance_lock:
+            engine = cls._instance
+            if engine is not None and not engine.closed and not engine._failed():
+                return engine
+            if engine is not None:  # its browser failed to start or went away: start afresh
+                engine.loop.call_soon_threadsafe(engine.loop.stop)
+            executable = chromium_executable()
+            _require_playwright()
+            engine = cls._instance = _Engine(executable)
+            return engine
+
+    def _failed(self) -> bool:
+        return self._launched.done() and self._launched.exception() is not None
+
+    def on_loop(self) -> bool:
+        return threading.current_thread() is self.thread
+
+    def submit(self, coro: Coroutine[Any, Any, _T]) -> concurrent.futures.Future[_T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    async def _launch(self) -> None:
+        from playwright.async_api import async_playwright
+
+        self._playwright = await async_playwright().start()
+        # The sandbox cannot run as root; elsewhere keep it (and say so when it fails to start).
+        sandbox = hasattr(os, "geteuid") and os.geteuid() != 0
+        try:
+            self._browser = await self._start_browser(sandbox)
+        except Exception as exc:
+            if not sandbox or "sandbox" not in str(exc).lower():
+                await self._playwright.stop()
+                raise
+            log.warning("Chromium's sandbox failed to start here; running it with --no-sandbox")
+            self._browser = await self._start_browser(False)
+        self._browser.on("disconnected", lambda *_: self._disconnected())
+        self._context = await self._browser.new_context(viewport=VIEWPORT)
+
+    async def _start_browser(self, sandbox: bool) -> Any:
+        return await self._playwright.chromium.launch(
+            executable_path=self.executable,
+            headless=True,
+            args=list(CHROMIUM_ARGS),
+            chromium_sandbox=sandbox,
+        )
+
+    def _disconnected(self) -> None:
+        self.closed = True
+        self._idle.clear()
+
+    async def acquire(self) -> _HostPage:
+        """A host page: an idle one when there is one, else a new one."""
+        await asyncio.wrap_future(self._launched)
+        while self._idle:
+            host = self._idle.pop()
+            if not host.broken and not host.page.is_closed():
+                return host
+        page = await self._context.new_page()
+        await page.set_content(host_html())
+        cdp = await self._context.new_cdp_session(page)
+        host = _HostPage(page, cdp)
+        cdp.on("Runtime.bindingCalled", host.on_binding)
+        page.on("crash", host.on_crash)
+        await cdp.send("Runtime.addBinding", {"name": BINDING})
+        return host
+
+    async def release(self, host: _HostPage) -> None:
+        """Empty the host page and keep it for the next HeadlessPage (or close it)."""
+        try:
+            if not host.broken:
+                await host.evaluate("splitbrainHost.dispose()")
+        except Exception as exc:
+            log.info("headless host page could not be emptied: %s", exc)
+            host.broken = True
+        host.owner = None
+        if host.broken or self.closed or len(self._idle) >= MAX_IDLE_PAGES:
+            with contextlib.suppress(Exception):  # already gone with its browser
+                await host.page.close()
+        else:
+            self._idle.append(host)
+
+    async def _shutdown(self) -> None:
+        try:
+            if self._browser is not None:
+                await self._browser.close()
+        finally:
+            if self._playwright is not None:
+                await self._playwright.stop()
+
+    def shutdown(self) -> None:
+        """Close the browser and stop the loop (at exit, or for tests)."""
+        if self.closed and not self.thread.is_alive():
+            return
+        self.closed = True
+        if self.thread.is_alive():
+            try:
+                self.submit(self._shutdown()).result(timeout=CLOSE_WAIT_S)
+            except Exception as exc:
+                log.info("headless engine shutdown: %s", exc)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=CLOSE_WAIT_S)
+
+
+def shutdown_engine() -> None:
+    """Close the process's headless Chromium now (it restarts on the next HeadlessPage)."""
+    with _Engine._instance_lock:
+        engine, _Engine._instance = _Engine._instance, None
+    if engine is not None:
+        engine.shutdown()
+
+
+atexit.register(shutdown_engine)
+
+
+class HeadlessPage:
+    """One target page in headless Chromium, spoken to with the view's own wire protocol.
+
+    ``html`` is the target page with the bridge injected (:attr:`registry.Target.html`); with
+    ``virtual_time`` the engine adds the virtual clock (time stands still until :meth:`advance`,
+    ``Math.random`` seeded by ``seed``, ``fps`` animation frames per virtual second, 60 by default:
+    see :func:`registry.inject_clock`). ``on_message`` gets every view -> kernel message the relay
+    produces (``attached``, ``ready``, replies, ``state`` and ``error`` events, ``detached``), in
+    order, on the engine's thread. Every method may be called from any thread.
+    """
+
+    def __init__(
+        self,
+        html: str,
+        *,
+        on_message: MessageHandler,
+        values: dict[str, Any],
+        view_id: str | None = None,
+        virtual_time: bool = True,
+        seed: int = 0,
+        fps: float | None = None,
+        height: int = 420,
+    ) -> None:
+        self.view_id = view_id or f"h-{secrets.token_hex(8)}"
+        self.virtual_time = virtual_time
+        self.seed = seed
+        self.fps = fps
+        self._on_message = on_message
+        self._html = self._prepare(html)
+        self._engine = _Engine.get()
+        self._lock = threading.Lock()
+        self._ops: list[str] = []
+        self._closing = False
+        self._closed = concurrent.futures.Future[None]()
+        self._advances: dict[str, concurrent.futures.Future[dict[str, Any]]] = {}
+        self._failure: HeadlessError | None = None
+        self._host: _HostPage | None = None
+        # Used on the engine's loop only (an Event binds to the loop that first waits on it).
+        self._wake = asyncio.Event()
+        self._hosted = asyncio.Event()
+        self._counter = 0
+        # Serialised now, so that values JSON cannot carry fail here, at once (as in send()).
+        self._created = json.dumps(
+            {"viewId": self.view_id, "html": self._html, "values": values, "binding": BINDING, "height": height},
+            allow_nan=False,
+        )
+        self._engine.submit(self._run())
+
+    # -- the caller's side (any thread) -----------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        """A kernel -> view message, as over the comm (``{kind: "request", id, op, payload}``); never blocks."""
+        self._push({"op": "send", "msg": message})
+
+    def set_values(self, values: dict[str, Any]) -> None:
+        """The ``values`` trait changed (the relay catches a new page up with it and posts what differs)."""
+        self._push({"op": "values", "values": values})
+
+    def reload(self, html: str | None = None) -> None:
+        """Load the page again (fresh iframe, fresh nonce), optionally a new ``html``; values are kept."""
+        op: dict[str, Any] = {"op": "reload"}
+        if html is not None:
+            self._html = self._prepare(html)
+            op["html"] = self._html
+        self._push(op)
+
+    def advance(self, seconds: float, timeout: float | None = None) -> dict[str, Any]:
+        """Run the page's virtual clock ``seconds`` forward; returns the page's state after it.
+
+        Waits for a loading page to become ready first. ``timeout`` (default: 45 s plus ``seconds``)
+        bounds the wall time; raises :class:`HeadlessError` (``not_ready``, ``timeout``, ...). Sends
+        made while it runs reach the page between two of its one-second steps.
+        """
+        if self._engine.on_loop():
+            raise RuntimeError("advance() on the headless engine's thread (in on_message?) would wait for itself")
+        token, future = self._start_advance(seconds)
+        wait = timeout if timeout is not None else 30.0 + seconds + READY_WAIT_S
+        try:
+            return future.result(timeout=wait)
+        except concurrent.futures.TimeoutError:
+            self._cancel_advance(token, future)
+            raise HeadlessError("timeout", f"the page did not advance {seconds} s within {wait:.1f} s") from None
+
+    async def aadvance(self, seconds: float, timeout: float | None = None) -> dict[str, Any]:
+        """:meth:`advance` for asyncio code: waits without blocking the running loop."""
+        token, future = self._start_advance(seconds)
+        wait = timeout if timeout is not None else 30.0 + seconds + READY_WAIT_S
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), wait)
+        except TimeoutError:
+            self._cancel_advance(token, future)
+            raise HeadlessError("timeout", f"the page did not advance {seconds} s within {wait:.1f} s") from None
+
+    def close(self) -> None:
+        """Remove the page (``detached`` is sent) and hand its host page back to the engine."""
+        with self._lock:
+            if self._closing:
+                already = True
+            else:
+                already, self._closing = False, True
+                self._ops.append("")  # the close marker: the worker empties the host page there
+        if not already:
+            self._kick()
+        if not self._engine.on_loop():
+            try:
+                self._closed.result(timeout=CLOSE_WAIT_S)
+            except concurrent.futures.TimeoutError:
+                log.warning("headless page %s did not close within %s s", self.view_id, CLOSE_WAIT_S)
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
+
+    def _host_evaluate(self, expression: str, timeout: float = 30.0) -> Any:
+        """For tests and debugging: evaluate ``expression`` in the host page (not in the target's frame)."""
+
+        async def evaluate() -> Any:
+            await self._hosted.wait()
+            if self._host is None:
+                raise HeadlessError("not_ready", "the headless page has no host page")
+            return await self._host.page.evaluate(expression)
+
+        return self._engine.submit(evaluate()).result(timeout=timeout)
+
+    def __enter__(self) -> HeadlessPage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _prepare(self, html: str) -> str:
+        return registry.inject_clock(html, self.seed, self.fps) if self.virtual_time else html
+
+    def _push(self, op: dict[str, Any]) -> None:
+        # Serialised here, so that a message JSON cannot carry fails in the caller, at once.
+        text = json.dumps(op, allow_nan=False, separators=(",", ":"))
+        with self._lock:
+            if self._closing:
+                raise HeadlessError("no_view", "the headless page was closed")
+            self._ops.append(text)
+        self._kick()
+
+    def _kick(self) -> None:
+        self._engine.loop.call_soon_threadsafe(self._wake.set)
+
+    def _start_advance(self, seconds: float) -> tuple[str, concurrent.futures.Future[dict[str, Any]]]:
+        if not self.virtual_time:
+            raise ValueError("advance() needs a page with virtual time (virtual_time=True); this one runs in real time")
+        if not isinstance(seconds, int | float) or not math.isfinite(seconds) or seconds < 0:
+            raise ValueError(f"advance() takes a finite number of seconds >= 0, got {seconds!r}")
+        future = concurrent.futures.Future[dict[str, Any]]()
+        with self._lock:
+            failure = self._failure
+            self._counter += 1
+            token = f"a{self._counter}"
+            if failure is None:
+                self._advances[token] = future
+        if failure is not None:
+            raise failure
+        self._push({"op": "advance", "token": token, "ms": seconds * 1000.0})
+        return token, future
+
+    def _cancel_advance(self, token: str, future: concurrent.futures.Future[dict[str, Any]]) -> None:
+        with self._lock:
+            self._advances.pop(token, None)
+        future.cancel()
+        if not self._closing:
+            self._push({"op": "cancel", "token": token})
+
+    def _fail(self, error: HeadlessError) -> None:
+        """The page is gone or never came: settle every advance with ``error``."""
+        with self._lock:
+            if self._failure is None:
+                self._failure = error
+            pending, self._advances = self._advances, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(error)
+
+    def _deliver(self, message: dict[str, Any]) -> None:
+        try:
+            self._on_message(message)
+        except Exception:  # the receiver's bug must not stop the page's other messages
+            log.exception("headless page %s: on_message failed", self.view_id)
+
+    # -- the engine's side (its thread) -----------------------------------------------------
+
+    def _from_host(self, message: dict[str, Any]) -> None:
+        if message.get("kind") == "_advance":
+            with self._lock:
+                future = self._advances.pop(str(message.get("token")), None)
+            result = message.get("result")
+            if future is None or future.done() or not isinstance(result, dict):
+                return
+            error = result.get("error")
+            if result.get("ok") is True and isinstance(result.get("state"), dict):
+                future.set_result(result["state"])
+            else:
+                error = error if isinstance(error, dict) else {}
+                future.set_exception(
+                    HeadlessError(str(error.get("code", "internal_error")), str(error.get("message", "advance failed")))
+                )
+            return
+        self._deliver(message)
+
+    def _host_lost(self, why: str) -> None:
+        self._fail(HeadlessError("not_ready", why))
+        error = {"code": "internal_error", "message": why}
+        self._deliver({"kind": "event", "view_id": self.view_id, "type": "error", "payload": error})
+        self._deliver({"kind": "event", "view_id": self.view_id, "type": "detached"})
+
+    async def _run(self) -> None:
+        """The page's worker: create the view, then hand over batches of ops in order, one evaluate each."""
+        wake = self._wake
+        host: _HostPage | None = None
+        try:
+            host = await self._engine.acquire()
+            host.owner = self
+            self._host = host
+            await host.evaluate(f"splitbrainHost.create({self._created})")
+            self._created = ""
+            self._hosted.set()
+            while True:
+                with self._lock:
+                    ops, self._ops = self._ops, []
+                if not ops:
+                    # An op pushed after the swap above sets the event again: none is missed.
+                    await wake.wait()
+                    wake.clear()
+                    continue
+                closing = "" in ops
+                batch = ops[: ops.index("")] if closing else ops
+                if batch:
+                    await host.evaluate(f"splitbrainHost.run([{','.join(batch)}])")
+                if closing:
+                    break
+        except Exception as exc:
+            message = f"the headless page failed: {exc}"[:500]
+            log.warning("headless page %s: %s", self.view_id, message)
+            self._fail(HeadlessError("internal_error", message))
+            if host is None or not host.broken:
+                self._host_lost(message)
+            if host is not None:
+                host.broken = True
+        finally:
+            self._fail(HeadlessError("not_ready", "the headless page was closed"))
+            self._host = None
+            self._hosted.set()
+            if host is not None:
+                await self._engine.release(host)
+            self._closed.set_result(None)

@@ -1,0 +1,496 @@
+"""The headless engine (splitbrain_widget/_headless_engine.py) in a real headless Chromium.
+
+Raw protocol messages in, the relay's messages out, exactly as over the widget's comm: the host
+page runs the view's own relay and iframe code (js/frame.js), so these are the view's checks.
+The tests marked ``browser`` skip without Chromium (and fail under SPLITBRAIN_REQUIRE_BROWSER=1);
+the others need no browser.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from splitbrain_widget import _headless_engine as engine_mod
+from splitbrain_widget import registry
+from splitbrain_widget._headless_engine import HeadlessError, HeadlessPage, HeadlessUnavailable
+
+from .browser_env import require_browser
+
+browser = pytest.mark.browser
+Message = dict[str, Any]
+
+
+class Inbox:
+    """Every message a page produced, in order, with a wait on a condition over them."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._cond = threading.Condition()
+
+    def __call__(self, message: Message) -> None:
+        with self._cond:
+            self.messages.append(message)
+            self._cond.notify_all()
+
+    def wait_for(
+        self, predicate: Callable[[Message], bool], timeout: float = 30.0, what: str = "", after: int = 0
+    ) -> Message:
+        """The first message from index ``after`` on that satisfies ``predicate``."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            seen = after
+            while True:
+                for message in self.messages[seen:]:
+                    if predicate(message):
+                        return message
+                seen = len(self.messages)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    kinds = [m.get("type") or m.get("kind") for m in self.messages]
+                    raise AssertionError(f"no {what or 'matching message'} within {timeout} s; got {kinds}")
+                self._cond.wait(left)
+
+    def reply(self, request_id: str, timeout: float = 30.0) -> Message:
+        return self.wait_for(
+            lambda m: m.get("kind") == "reply" and m.get("id") == request_id, timeout, f"reply {request_id}"
+        )
+
+    def event(self, kind: str, timeout: float = 30.0, after: int = 0) -> Message:
+        return self.wait_for(
+            lambda m: m.get("kind") == "event" and m.get("type") == kind, timeout, f"{kind} event", after
+        )
+
+    def of_type(self, kind: str) -> list[Message]:
+        with self._cond:
+            return [m for m in self.messages if m.get("kind") == "event" and m.get("type") == kind]
+
+
+def request(request_id: str, op: str = "apply", values: dict[str, Any] | None = None) -> Message:
+    return {"kind": "request", "id": request_id, "op": op, "payload": {} if op == "state" else {"values": values or {}}}
+
+
+def fixture_page(script: str) -> str:
+    """A test target: ``script`` in a page, with the bridge injected (the clock is the engine's job)."""
+    return registry.inject_bridge(f"<!doctype html><html><head></head><body><script>{script}</script></body></html>")
+
+
+Opened = tuple[HeadlessPage, Inbox]
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[None]:
+    require_browser()
+    yield
+    engine_mod.shutdown_engine()  # Chromium closes with this module's tests, not at exit
+
+
+@pytest.fixture
+def open_page(engine: None) -> Iterator[Callable[..., Opened]]:
+    """``open_page(html, values={}, **kw) -> (page, inbox)``; every page is closed after the test."""
+    pages: list[HeadlessPage] = []
+
+    def _open(html: str, values: dict[str, Any] | None = None, **kw: Any) -> Opened:
+        inbox = Inbox()
+        page = HeadlessPage(html, on_message=inbox, values=values or {}, **kw)
+        pages.append(page)
+        return page, inbox
+
+    yield _open
+    for page in pages:
+        page.close()
+
+
+def target_html(target_id: str) -> str:
+    return registry.load_target(target_id).html
+
+
+# -- no browser ----------------------------------------------------------------------------------
+
+
+def test_missing_chromium_is_reported_at_once_with_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(engine_mod.ENV_CHROMIUM, raising=False)
+    monkeypatch.setattr(engine_mod.shutil, "which", lambda name: None)
+    monkeypatch.setattr(engine_mod._Engine, "_instance", None)  # as in a process that never started one
+    started = time.monotonic()
+    with pytest.raises(HeadlessUnavailable) as info:
+        HeadlessPage("<html></html>", on_message=lambda m: None, values={}, virtual_time=False)
+    assert time.monotonic() - started < 1.0
+    assert isinstance(info.value, RuntimeError)
+    text = str(info.value)
+    assert "Chromium" in text and "apt-get install chromium" in text and "never `playwright install`" in text
+    assert engine_mod.ENV_CHROMIUM in text
+    assert engine_mod._Engine._instance is None, "no engine was started"
+
+
+def test_a_wrong_chromium_path_names_the_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    monkeypatch.setenv(engine_mod.ENV_CHROMIUM, str(tmp_path / "no-such-chromium"))
+    with pytest.raises(HeadlessUnavailable, match=engine_mod.ENV_CHROMIUM):
+        engine_mod.chromium_executable()
+
+
+def test_clock_injection_leaves_the_normal_page_alone() -> None:
+    page = "<!doctype html><html><head><title>t</title></head><body><script>1</script></body></html>"
+    plain = registry.inject_bridge(page)
+    assert registry.CLOCK_ATTR not in plain
+    assert registry.inject_bridge(page, clock_seed=None) == plain
+    headless = registry.inject_bridge(page, clock_seed=7)
+    assert headless == registry.inject_clock(plain, 7)
+    assert registry.inject_clock(headless, 8) == headless, "never injected twice"
+    clock, bridge = headless.index(f"<script {registry.CLOCK_ATTR} "), headless.index(registry.bridge_script())
+    seeding = headless.index(f"<script {registry.CLOCK_ATTR}-random>")
+    assert clock < bridge < seeding < headless.index("<script>1</script>")
+    assert 'data-seed="7"' in headless
+    with pytest.raises(ValueError, match="no splitbrain bridge"):
+        registry.inject_clock(page)
+    with pytest.raises(TypeError):
+        registry.inject_bridge(page, clock_seed="7")  # type: ignore[arg-type]
+    assert 'data-fps="10.0"' in registry.inject_clock(plain, 0, fps=10)
+    with pytest.raises(ValueError, match="fps"):
+        registry.inject_clock(plain, 0, fps=0)
+    target = registry.load_target("pendulum")
+    assert target.headless_html(3) == registry.inject_clock(target.html, 3)
+
+
+# -- the view's protocol -------------------------------------------------------------------------
+
+
+@browser
+def test_attached_then_ready_then_an_apply_is_answered_with_its_state(open_page: Callable[..., Opened]) -> None:
+    page, inbox = open_page(target_html("projectile"))
+    attached = inbox.event("attached")
+    assert attached["view_id"] == page.view_id and attached["payload"]["protocol"] == 1
+    inbox.event("ready")
+    assert inbox.messages.index(attached) < inbox.messages.index(inbox.of_type("ready")[0])
+    page.send(request("r1", values={"launch.angle": 30, "launch.speed": 25}))
+    reply = inbox.reply("r1")
+    assert reply["ok"] is True and reply["view_id"] == page.view_id
+    assert reply["state"]["launch.angle"] == 30 and reply["state"]["launch.speed"] == 25
+    page.send(request("r1", values={"launch.angle": 60}))  # the same id again: applied at most once
+    page.send(request("r2", "state"))
+    assert inbox.reply("r2")["state"]["launch.angle"] == 30
+    assert len([m for m in inbox.messages if m.get("id") == "r1"]) == 1
+
+
+@browser
+def test_values_catch_up_on_ready_and_changes_reach_the_page(open_page: Callable[..., Opened]) -> None:
+    page, _inbox = open_page(target_html("projectile"), values={"launch.angle": 20})
+    assert page.advance(0)["launch.angle"] == 20  # the catch-up apply on ready
+    page.set_values({"launch.angle": 20, "launch.speed": 33})
+    assert page.advance(0)["launch.speed"] == 33
+
+
+@browser
+def test_a_throwing_handler_gives_target_error(open_page: Callable[..., Opened]) -> None:
+    page, inbox = open_page(target_html("projectile"))
+    page.send(request("bad", values={"launch.angle": 500}))  # the page's own check throws
+    reply = inbox.reply("bad")
+    assert reply["ok"] is False and reply["error"]["code"] == "target_error"
+    assert "launch.angle" in reply["error"]["message"]
+
+
+HOLDING = """
+let x = 0, seenOther = 0;
+const applied = [];
+const snapshot = () => ({ x, seen_other: seenOther, applied, now: performance.now(), real: true });
+// Counts (and reports, past the held request) what other windows post to it.
+window.addEventListener("message", (e) => {
+  if (e.source !== window.parent) { seenOther += 1; SplitBrain.state(snapshot()); }
+});
+SplitBrain.onApply((values, ctx) => {
+  if ("x" in values) { x = values.x; applied.push(ctx.id ?? null); }
+  if (values.hold) return new Promise((resolve) => setTimeout(() => resolve(snapshot()), 500));
+  return snapshot();
+});
+SplitBrain.onState(snapshot);
+SplitBrain.ready();
+"""
+
+SIBLING = """(nonce) => new Promise((resolve) => {
+  addEventListener("message", (e) => { if (e.data === "sibling-done") resolve(true); });
+  const frame = document.createElement("iframe");
+  frame.setAttribute("sandbox", "allow-scripts");
+  frame.srcdoc = `<script>
+    const nonce = ${JSON.stringify(nonce)};
+    parent.postMessage({source: "splitbrain-target", nonce, type: "state", id: "held", payload: {forged: true}}, "*");
+    parent.postMessage({source: "splitbrain-target", nonce, type: "ready", load: "forged-load"}, "*");
+    parent.frames[0].postMessage({source: "splitbrain-parent", nonce, type: "apply", id: "f1", payload: {x: 666}}, "*");
+    parent.frames[0].postMessage({source: "splitbrain-parent", nonce, type: "advance", payload: {ms: 100000}}, "*");
+    parent.postMessage("sibling-done", "*");
+  <\\/script>`;
+  document.body.append(frame);
+})"""
+
+
+@browser
+def test_forged_messages_from_a_sibling_frame_or_the_host_page_are_ignored(open_page: Callable[..., Opened]) -> None:
+    page, inbox = open_page(fixture_page(HOLDING))
+    inbox.event("ready")
+    # Answered only after 500 virtual ms: the bridge runs nothing else before that.
+    page.send(request("held", values={"x": 1, "hold": True}))
+    nonce = page._host_evaluate("splitbrainHost.inspect().nonce")
+    assert isinstance(nonce, str) and len(nonce) == 32
+    # A sibling frame of the host page knows the nonce and forges both directions.
+    assert page._host_evaluate(f"({SIBLING})({nonce!r})") is True
+    # The host page itself: a forged reply to itself, and messages into the frame without the nonce.
+    page._host_evaluate(
+        f"""(() => {{
+        postMessage({{source: "splitbrain-target", nonce: {nonce!r}, type: "state", id: "held", payload: {{forged: true}}}}, "*");
+        const target = document.querySelector("iframe").contentWindow;
+        target.postMessage({{source: "splitbrain-parent", nonce: "0".repeat(32), type: "apply", id: "f2", payload: {{x: 777}}}}, "*");
+        target.postMessage({{source: "splitbrain-parent", type: "advance", payload: {{ms: 100000}}}}, "*");
+        target.postMessage({{source: "splitbrain-parent", nonce: "", type: "advance", payload: {{ms: 100000}}}}, "*");
+    }})()"""
+    )
+    # The page saw the sibling's two messages (its own listener counts them), so they were ignored.
+    inbox.wait_for(lambda m: m.get("type") == "state" and m["payload"].get("seen_other") == 2, what="both seen")
+    assert not [m for m in inbox.messages if m.get("id") == "held"], "no forged reply was taken"
+    state = page.advance(1)
+    reply = inbox.reply("held")
+    assert reply["ok"] is True and reply["state"].get("real") is True and "forged" not in reply["state"]
+    assert reply["state"]["x"] == 1 and reply["state"]["applied"] == ["held"]
+    assert state["x"] == 1 and state["now"] == pytest.approx(1000), "no forged apply or advance took effect"
+    assert len(inbox.of_type("ready")) == 1, "the forged ready was ignored"
+    assert not [m for m in inbox.messages if m.get("id") in ("f1", "f2")]
+
+
+FLOOD = """
+SplitBrain.onApply((values) => {
+  if (values.flood) for (let i = 0; i < 20000; i += 1) SplitBrain.state({ i });
+  return { flooded: Boolean(values.flood) };
+});
+SplitBrain.ready();
+"""
+
+
+@browser
+def test_a_flooding_page_is_stopped_as_in_the_view_and_restarts(open_page: Callable[..., Opened]) -> None:
+    page, inbox = open_page(fixture_page(FLOOD))
+    inbox.event("ready")
+    page.send(request("flood", values={"flood": True}))
+    reply = inbox.reply("flood")
+    assert reply["ok"] is False and reply["error"]["code"] == "not_ready"
+    assert "stopped" in reply["error"]["message"] and "5000" in reply["error"]["message"]
+    error = inbox.event("error")
+    assert error["payload"]["code"] == "target_error" and "stopped" in error["payload"]["message"]
+    page.send(request("after", values={}))
+    assert inbox.reply("after")["error"]["code"] == "not_ready"
+    with pytest.raises(HeadlessError) as info:
+        page.advance(1)
+    assert info.value.code == "not_ready"
+    assert page._host_evaluate("splitbrainHost.inspect().sandbox") == "", "unloaded: an empty sandbox now"
+    ready_before = len(inbox.messages)
+    page.reload()
+    inbox.event("ready", after=ready_before)
+    page.send(request("again", values={"flood": False}))
+    assert inbox.reply("again")["state"] == {"flooded": False}
+
+
+RELOADING = """
+const load = Math.random();
+SplitBrain.onApply((values, ctx) => {
+  if (values.reload && ctx.id) { location.reload(); return new Promise(() => {}); }
+  return { load };
+});
+SplitBrain.ready();
+"""
+
+
+@browser
+def test_a_page_that_reloads_itself_under_the_virtual_clock_is_noticed(open_page: Callable[..., Opened]) -> None:
+    page, inbox = open_page(fixture_page(RELOADING))
+    inbox.event("ready")
+    page.send(request("r", values={"reload": True}))
+    reply = inbox.reply("r")
+    assert reply["error"]["code"] == "not_ready" and "reloaded itself" in reply["error"]["message"]
+    inbox.wait_for(lambda m: len(inbox.of_type("ready")) >= 2, what="a second ready")
+    page.send(request("s", values={}))
+    assert "load" in inbox.reply("s")["state"]
+
+
+# -- the virtual clock ---------------------------------------------------------------------------
+
+TIMERS = """
+const t0 = Date.now(), p0 = performance.now();
+let frames = 0, lastFrame = null, timeouts = 0, intervals = 0, laps = 0;
+const tick = (ts) => { frames += 1; lastFrame = ts; requestAnimationFrame(tick); };
+requestAnimationFrame(tick);
+const chain = () => { timeouts += 1; setTimeout(chain, 100); };
+setTimeout(chain, 100);
+setInterval(() => { intervals += 1; }, 250);
+(async () => { for (;;) { await new Promise((r) => setTimeout(r, 500)); laps += 1; } })();
+SplitBrain.onState(() => ({
+  frames, last_frame: lastFrame, timeouts, intervals, laps,
+  date_elapsed: Date.now() - t0, date_now: Date.now(), new_date: new Date().getTime(), perf: performance.now() - p0,
+}));
+SplitBrain.onApply(() => undefined);
+SplitBrain.ready();
+"""
+
+
+@browser
+def test_every_time_source_follows_advance_and_stands_still_otherwise(open_page: Callable[..., Opened]) -> None:
+    page, inbox = open_page(fixture_page(TIMERS))
+    inbox.event("ready")
+    page.send(request("s0", "state"))
+    first = inbox.reply("s0")["state"]
+    page.send(request("s1", "state"))  # real time passed between the two: virtual time did not
+    assert inbox.reply("s1")["state"] == first
+    assert first["perf"] == 0 and first["frames"] == 0 and first["timeouts"] == 0
+    assert first["date_now"] == engine_mod_epoch()
+    state = page.advance(2)
+    assert state["frames"] == 121  # frames at 0, 1/60 s, ..., 2 s
+    assert state["last_frame"] == pytest.approx(2000)
+    assert (state["timeouts"], state["intervals"], state["laps"]) == (20, 8, 4)
+    assert state["date_elapsed"] == 2000 and state["new_date"] == state["date_now"] == engine_mod_epoch() + 2000
+    assert state["perf"] == pytest.approx(2000)
+    state = page.advance(0.5)
+    assert (state["frames"], state["timeouts"], state["intervals"], state["laps"]) == (151, 25, 10, 5)
+    assert state["perf"] == pytest.approx(2500) and state["date_elapsed"] == 2500
+
+
+def engine_mod_epoch() -> int:
+    return 1_767_225_600_000  # js/clock.js EPOCH_MS: 2026-01-01T00:00:00Z
+
+
+RUNAWAY = """
+let n = 0;
+for (let i = 0; i < __TIMERS__; i += 1) setInterval(() => { n += 1; }, 0);
+SplitBrain.onState(() => ({ n, now: performance.now() }));
+SplitBrain.onApply(() => undefined);
+SplitBrain.ready();
+"""
+
+
+@browser
+def test_a_zero_interval_cannot_hang_advance_and_a_runaway_one_is_capped(open_page: Callable[..., Opened]) -> None:
+    page, inbox = open_page(fixture_page(RUNAWAY.replace("__TIMERS__", "1")))
+    state = page.advance(1)
+    assert state["now"] == 1000 and 240 < state["n"] < 260  # clamped to 4 ms, as in browsers
+    capped_html = registry.inject_clock(fixture_page(RUNAWAY.replace("__TIMERS__", "10")), 0).replace(
+        'data-seed="0"', 'data-seed="0" data-max-callbacks="300"'
+    )
+    page, inbox = open_page(capped_html)
+    state = page.advance(1)
+    assert state["now"] == 1000 and state["n"] == 300
+    error = inbox.event("error")
+    assert error["payload"]["code"] == "target_error" and "more than 300" in error["payload"]["message"]
+    assert page.advance(0.01)["now"] == 1010, "the next advance works"
+
+
+RANDOM = """
+const draws = Array.from({ length: 5 }, () => Math.random());
+SplitBrain.onState(() => ({ draws, later: Math.random() }));
+SplitBrain.onApply(() => undefined);
+SplitBrain.ready();
+"""
+
+
+@browser
+def test_same_calls_same_observables(open_page: Callable[..., Opened]) -> None:
+    runs = []
+    for _ in range(2):
+        page, _inbox = open_page(target_html("boids"), seed=11)
+        page.advance(1.5)
+        runs.append(page.advance(1.5))
+    assert runs[0] == runs[1] and runs[0]["t"] > 2.9
+    draws = [open_page(fixture_page(RANDOM), seed=seed)[0].advance(0) for seed in (5, 5, 6)]
+    assert draws[0] == draws[1] and draws[0]["draws"] != draws[2]["draws"]
+    assert all(0 <= x < 1 for x in draws[0]["draws"])
+
+
+@browser
+@pytest.mark.parametrize(("speed", "angle"), [(20.0, 45.0), (30.0, 30.0), (12.5, 70.0)])
+def test_projectile_range_is_the_textbook_one(open_page: Callable[..., Opened], speed: float, angle: float) -> None:
+    page, inbox = open_page(target_html("projectile"))
+    page.send(request("launch", values={"launch.speed": speed, "launch.angle": angle}))
+    flight = inbox.reply("launch")["state"]["flight_time"]
+    state = page.advance(flight + 0.5)  # the animated ball flies the whole flight and lands
+    assert state["landed"] is True and state["t"] == pytest.approx(flight, abs=1e-3)
+    expected = speed**2 * math.sin(math.radians(2 * angle)) / 9.81
+    assert state["range"] == pytest.approx(expected, rel=1e-3)
+
+
+@browser
+@pytest.mark.parametrize("fps", [None, 10])
+def test_pendulum_period_at_small_amplitude(
+    open_page: Callable[..., Opened], capsys: pytest.CaptureFixture[str], fps: float | None
+) -> None:
+    """At 60 frames per virtual second (a display's) and at 10: the page steps its physics at 1 ms."""
+    page, _inbox = open_page(target_html("pendulum"), values={"pendulum.amplitude": 5}, fps=fps)
+    page.advance(0)
+    started = time.perf_counter()
+    state = page.advance(60)
+    wall = time.perf_counter() - started
+    assert state["t"] == pytest.approx(60, abs=0.01)
+    small_angle = 2 * math.pi * math.sqrt(1.0 / 9.81)
+    assert state["period"] == pytest.approx(small_angle, rel=5e-3)
+    with capsys.disabled():
+        print(f"\n[headless] pendulum advance(60) at {fps or 60} fps: {wall:.2f} s wall, {60 / wall:.0f}x real time")
+
+
+@browser
+def test_round_trip_latency(open_page: Callable[..., Opened], capsys: pytest.CaptureFixture[str]) -> None:
+    """Measured, not asserted: apply -> reply through the whole headless path, one call at a time."""
+    page, inbox = open_page(fixture_page("SplitBrain.onApply((v) => ({...v})); SplitBrain.ready();"))
+    inbox.event("ready")
+    samples = []
+    for i in range(500):
+        started = time.perf_counter()
+        page.send(request(f"p{i}", values={"x": i}))
+        inbox.reply(f"p{i}")
+        samples.append((time.perf_counter() - started) * 1000)
+    samples.sort()
+    with capsys.disabled():
+        print(
+            f"\n[headless] apply -> reply over {len(samples)} calls: median {statistics.median(samples):.2f} ms, "
+            f"p95 {samples[int(0.95 * len(samples))]:.2f} ms, p99 {samples[int(0.99 * len(samples))]:.2f} ms"
+        )
+
+
+# -- lifecycle -----------------------------------------------------------------------------------
+
+
+@browser
+def test_close_detaches_and_the_host_page_is_reused(open_page: Callable[..., Opened]) -> None:
+    page, inbox = open_page(target_html("projectile"))
+    inbox.event("ready")
+    host = page._host
+    page.close()
+    assert inbox.messages[-1] == {"kind": "event", "view_id": page.view_id, "type": "detached"}
+    with pytest.raises(HeadlessError):
+        page.send(request("late"))
+    again, inbox2 = open_page(target_html("pendulum"))
+    inbox2.event("ready")
+    assert again._host is host, "the emptied host page served the next target"
+    assert again.advance(0.5)["t"] == pytest.approx(0.5, abs=0.02)
+
+
+@browser
+def test_usable_from_an_asyncio_loop(open_page: Callable[..., Opened]) -> None:
+    import asyncio
+
+    page, _inbox = open_page(target_html("pendulum"))
+
+    async def drive() -> dict[str, Any]:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        task = asyncio.create_task(ticker())
+        state = await page.aadvance(2)
+        task.cancel()
+        assert ticks > 1, "the loop kept running while the page advanced"
+        return state
+
+    assert asyncio.run(drive())["t"] == pytest.approx(2, abs=0.02)
