@@ -5,15 +5,26 @@
   time from ready to the last apply (drain);
 - stream: applies at 1,000 per second for 10 s while the target animates, once through the async API
   (every value sent) and once through ``sim.stream`` (coalescing: latest value per parameter wins).
+  The plain stream reports how many values were given and how many the page applied (every value
+  sent should arrive), both streams the target's frame rate before and during the stream.
+
+The counter counts frames by distinct requestAnimationFrame timestamps: with three sandboxed iframes
+in the notebook, headless Chromium calls each one's rAF callback three times per frame (see
+targets/counter.html).
+
+``SPLITBRAIN_BENCH_CELL_TIMEOUT`` (seconds, default 600) bounds each measuring cell, for a quicker
+failure while the burst path is being worked on.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 BENCH_TARGETS = Path(__file__).resolve().parent / "targets"
+CELL_TIMEOUT_S = float(os.environ.get("SPLITBRAIN_BENCH_CELL_TIMEOUT", "600"))
 SETUP = (
     "import splitbrain_widget as sb, asyncio, time, json\n"
     f"from IPython.display import display\nT = {str(BENCH_TARGETS)!r}"
@@ -35,6 +46,7 @@ STREAM_WIDGETS = (
     "display(a, b)"
 )
 STREAM_ASYNC = (
+    "idle = (await a.afetch_state()).state['fps']\n"
     "tasks, n, t0 = [], 0, time.perf_counter()\n"
     "while (now := time.perf_counter()) - t0 < 10:\n"
     "    while n < int((now - t0) * 1000):\n"
@@ -43,9 +55,11 @@ STREAM_ASYNC = (
     "await asyncio.gather(*tasks); duration = time.perf_counter() - t0\n"
     "s = (await a.afetch_state()).state\n"
     "print(json.dumps({'given': n, 'applied': s['applied'], 'applied_per_s': round(s['applied'] / duration),\n"
-    "  'in_order': s['in_order'], 'fps': s['fps_during']}))"
+    "  'replied_ok': sum(t.result().ok for t in tasks), 'in_order': s['in_order'], 'duplicates': s['duplicates'],\n"
+    "  'duration_s': round(duration, 2), 'fps': s['fps_during'], 'fps_idle': idle}))"
 )
 STREAM_COALESCED = (
+    "idle = b.fetch_state().state['fps']\n"
     "n, t0 = 0, time.perf_counter()\n"
     "while (now := time.perf_counter()) - t0 < 10:\n"
     "    while n < int((now - t0) * 1000):\n"
@@ -54,7 +68,8 @@ STREAM_COALESCED = (
     "b.flush_stream(60); duration = time.perf_counter() - t0\n"
     "s = b.fetch_state().state\n"
     "print(json.dumps({'given': n, 'applied': s['applied'], 'applied_per_s': round(s['applied'] / duration),\n"
-    "  'last': s['last'], 'in_order': s['in_order'], 'fps': s['fps_during'], 'coalesced': b.stream_stats.coalesced}))"
+    "  'last': s['last'], 'in_order': s['in_order'], 'fps': s['fps_during'], 'fps_idle': idle,\n"
+    "  'coalesced': b.stream_stats.coalesced}))"
 )
 CELLS = [SETUP, BURST, STREAM_WIDGETS, STREAM_ASYNC, STREAM_COALESCED]
 
@@ -64,20 +79,23 @@ def run() -> dict[str, Any]:
 
     with notebook_session(CELLS, name="burst.ipynb") as nb:
         nb.run_cell(0)
-        burst = json.loads(nb.run_cell(1, timeout=600).strip().splitlines()[-1])
+        burst = json.loads(nb.run_cell(1, timeout=CELL_TIMEOUT_S).strip().splitlines()[-1])
         nb.run_cell(2)
         nb.wait_view(2, 0)
         nb.wait_view(2, 1)
-        plain = json.loads(nb.run_cell(3, timeout=600).strip().splitlines()[-1])
-        coalesced = json.loads(nb.run_cell(4, timeout=600).strip().splitlines()[-1])
+        plain = json.loads(nb.run_cell(3, timeout=CELL_TIMEOUT_S).strip().splitlines()[-1])
+        coalesced = json.loads(nb.run_cell(4, timeout=CELL_TIMEOUT_S).strip().splitlines()[-1])
     return {
         "burst": {**burst, "in_order": bool(burst["in_order"]), "duplicates": burst["duplicates"]},
         "stream": {
-            "applied_per_s": plain["applied_per_s"],
+            **{k: plain[k] for k in ("given", "applied", "replied_ok", "applied_per_s", "duration_s")},
+            "in_order": bool(plain["in_order"]),
+            "duplicates": plain["duplicates"],
             "fps": plain["fps"],
-            "in_order": plain["in_order"],
-            "given": plain["given"],
-            "coalesced": {k: coalesced[k] for k in ("given", "applied", "applied_per_s", "last", "fps", "coalesced")},
+            "fps_idle": plain["fps_idle"],
+            "coalesced": {
+                k: coalesced[k] for k in ("given", "applied", "applied_per_s", "last", "fps", "fps_idle", "coalesced")
+            },
         },
     }
 
