@@ -18,6 +18,8 @@ class StreamStats:
     given: int = 0
     sent: int = 0
     batches: int = 0
+    failed: int = 0  # batches the page did not apply (no view, timeout, refused...)
+    last_error: str = ""
 
     @property
     def coalesced(self) -> int:
@@ -33,6 +35,7 @@ class Streamer:
         self._cond = threading.Condition()
         self._busy = False
         self._thread: threading.Thread | None = None
+        self._failed_since_flush = 0
         self.stats = StreamStats()
 
     def push(self, values: Mapping[str, Any]) -> None:
@@ -45,9 +48,12 @@ class Streamer:
             self._cond.notify()
 
     def flush(self, timeout: float = 30.0) -> bool:
-        """Wait until everything pushed so far has been sent and answered."""
+        """Wait until everything pushed so far has been sent and answered; True only if the page
+        applied every batch sent since the previous flush (see ``stats.failed`` / ``last_error``)."""
         with self._cond:
-            return self._cond.wait_for(lambda: not self._latest and not self._busy, timeout)
+            done = self._cond.wait_for(lambda: not self._latest and not self._busy, timeout)
+            failed, self._failed_since_flush = self._failed_since_flush, 0
+            return done and failed == 0
 
     def _run(self) -> None:
         while True:
@@ -59,11 +65,19 @@ class Streamer:
                 self._busy = True
                 self.stats.sent += len(batch)
                 self.stats.batches += 1
+            ok, why = False, ""
             try:
-                self._apply(batch)
-            except Exception:
+                result = self._apply(batch)
+                ok = bool(getattr(result, "ok", False))
+                why = "" if ok else str(result)
+            except Exception as exc:
+                why = f"{type(exc).__name__}: {exc}"
                 log.exception("a streamed apply failed")
             finally:
                 with self._cond:
+                    if not ok:
+                        self._failed_since_flush += 1
+                        self.stats.failed += 1
+                        self.stats.last_error = why[:500]
                     self._busy = False
                     self._cond.notify_all()

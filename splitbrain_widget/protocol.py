@@ -17,6 +17,7 @@ MAX_ERROR_TEXT = 500
 
 ErrorCode = Literal[
     "no_view",
+    "protocol_mismatch",
     "not_ready",
     "timeout",
     "cancelled",
@@ -159,9 +160,14 @@ class ChangedValue(TypedDict):
 class ToolResult(BaseModel):
     """The result of one tool call, identical for Python callers and the model.
 
-    ``ok`` says whether the call did what it asked; ``error`` says why not. ``changed`` holds the
-    values a set or reset changed (with units), ``values`` the current values where a call reads
-    them, ``state`` the state the target reported, and ``views_applied`` how many views confirmed.
+    ``ok`` says whether the call did what it asked: for a call that goes to the page, that the page
+    answered it. ``applied`` says whether a page applied (or answered) the call; it is None only for
+    calls that never go to a page (``get_parameters``, ``list_targets``). A change that reached no
+    page is *kept, not applied*: ``ok=False`` with ``applied=False``, ``kept=True`` and the code
+    saying why (``no_view``, ``protocol_mismatch``, ``not_ready``, ``timeout``); the kernel holds the
+    values and every page that becomes ready gets them. ``error`` says what went wrong, ``changed``
+    holds the values a set or reset changed (with units), ``values`` the current values where a call
+    reads them, ``state`` the state the target reported, and ``views_applied`` how many views confirmed.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -176,6 +182,8 @@ class ToolResult(BaseModel):
     parameters: dict[str, dict[str, Any]] | None = None
     targets: list[dict[str, Any]] | None = None
     state: dict[str, Any] | None = None
+    applied: bool | None = None
+    kept: bool = False
     views_applied: int = 0
     answered_by: str | None = Field(default=None, exclude=True)  # the view whose reply won (audit only)
 
@@ -185,8 +193,12 @@ class ToolResult(BaseModel):
         return cls(ok=False, error=ErrorInfo(code=code, message=message, hint=hint), **fields)
 
     def for_model(self) -> dict[str, Any]:
-        """The compact JSON the model sees: empty fields dropped."""
-        return self.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"ok": self.ok}
+        """The compact JSON the model sees: empty fields dropped, but ``ok`` and (for calls that go to
+        the page) ``applied`` always there, so "kept for later" never reads like "done"."""
+        compact = self.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"ok": self.ok}
+        if self.applied is not None:
+            compact["applied"] = self.applied
+        return compact
 
     def __str__(self) -> str:
         if not self.ok and self.error is not None:

@@ -23,6 +23,7 @@ from . import _kernel_tap
 from ._audit import AuditEntry, AuditLog
 from ._bridge import Bridge, PendingRequest
 from ._chat import POLICIES, ChatController, policy_for
+from ._host import CommHost, ViewHost
 from ._later import LATER
 from ._pacing import PACER, Ticket
 from ._secrets import redact
@@ -54,7 +55,6 @@ _STATIC = Path(__file__).parent / "static"
 SYNC_INTERVAL_S = 0.1  # while a burst runs, the views get the state at most this often
 ECHO_DELAY_S = 0.03  # a call's echo to the views waits this long for a pause between calls ...
 ECHO_MAX_DELAY_S = 0.5  # ... and no longer than this
-_QUEUE_WAIT_S = 24 * 3600.0  # how long a call may wait for its turn in a burst (the pacer sends it by then)
 NO_VIEW_MESSAGE = "no view of the widget is displayed; the change is kept and applies when the widget is displayed"
 
 
@@ -138,6 +138,7 @@ class TargetWidget(anywidget.AnyWidget):
         self._echo_scheduled = False
         self._echo_since = 0.0
         self.bridge = Bridge(on_change=self._schedule_state_sync)
+        self.host: ViewHost = CommHost(self)
         self._chat: ChatController | None = None
         self._streamer = Streamer(lambda batch: self.set_parameters(batch))
         super().__init__(height=height, approval=dict(approval or {}), **self._target_traits(loaded), **kwargs)
@@ -193,7 +194,8 @@ class TargetWidget(anywidget.AnyWidget):
         self._streamer.push(coerced)
 
     def flush_stream(self, timeout: float = 30.0) -> bool:
-        """Wait until every streamed value was sent and answered."""
+        """Wait until every streamed value was sent and answered; True only if the page applied every
+        batch sent since the last flush (``stream_stats.failed`` and ``.last_error`` say what did not)."""
         return self._streamer.flush(timeout)
 
     @property
@@ -355,7 +357,7 @@ class TargetWidget(anywidget.AnyWidget):
         needs_view: bool = False,
         commit: dict[str, Any] | None = None,
     ) -> Operation:
-        """Send one request to the views and wait for the first reply.
+        """Send one request to the views and wait for the first reply, all within ``timeout``.
 
         ``commit`` (validated values) goes into the synced ``values`` trait as the request is sent
         (or at once when no view is there), so the kernel's copy holds it before this returns, unless
@@ -364,8 +366,14 @@ class TargetWidget(anywidget.AnyWidget):
         carries the values, and an echo in its wake would hold up the page's reply (about 1 ms of a
         3-4 ms round trip). Commit and send are one step under the trait lock, and so is an echo, so
         an echo never carries a value whose request the views have not received before it.
+
+        One deadline bounds the whole call: waiting for a view to attach, its turn in the pacer's
+        queue and the page's answer. A call whose deadline passes while queued is taken back unsent
+        (nothing changed); a ``timeout`` says where the call was when the deadline passed.
         """
+        started = time.monotonic()
         deadline_s = self.timeout if timeout is None else timeout
+        deadline = started + deadline_s
         previous = {path: self.values[path] for path in commit or {} if path in self.values}
         ticket: Ticket | None = None  # the place in the pacer's queue, when this call waits its turn
 
@@ -377,39 +385,50 @@ class TargetWidget(anywidget.AnyWidget):
         base: dict[str, Any] = {"op": op, "target": self.target_id, "changed": changed or {}}
         if not self.bridge.live_views() and self._expect_view_soon():
             write_values()  # not the hot path: keep the value even if this wait is interrupted
-            yield _Wait(lambda: bool(self.bridge.live_views()), self._displayed_at + self.attach_timeout)  # type: ignore[operator]
+            attach_by = min(self._displayed_at + self.attach_timeout, deadline)  # type: ignore[operator]
+            yield _Wait(lambda: bool(self.bridge.live_views()), attach_by)
         if not self.bridge.live_views():
             write_values()
-            if needs_view:
-                return ToolResult.failure(
-                    "no_view", "no view of the widget is displayed, so there is no live target to ask", **base
-                )
-            return ToolResult(ok=True, views_applied=0, message=NO_VIEW_MESSAGE, **base)
-        pending = self.bridge.open_request(op, payload, deadline_s)
+            return self._not_delivered(op, needs_view, base)
+        pending = self.bridge.open_request(op, payload, max(0.0, deadline - time.monotonic()))
 
         def send_request() -> None:
             with self._trait_lock:
                 write_values(defer_echo=True)
                 if pending.settled:  # e.g. the last view closed while this waited for its turn: kept
                     return
-                pending.created = time.monotonic()  # the deadline counts from the send, not the queue
-                pending.deadline = pending.created + deadline_s
-                self.send(request(pending.id, op, payload))
+                self.host.send_request(request(pending.id, op, payload))
 
-        finished = False
+        finished = submitted = False
+        stuck = "queued"  # where the call is: for the message of a timeout
         try:
             # Two messages (the request; later the values and state echo, in one), or in a burst, where
             # the echoes are coalesced, one; in a burst it waits its turn, first come first served, to
             # stay under the IOPub rate limit. Interrupted while queued, it is taken back: nothing changed.
             messages = 1 if PACER.busy else 2
-            ticket = PACER.submit(messages, send_request, on_sent=lambda: self.bridge.touch(pending.id))
+            ticket = PACER.submit(
+                messages, send_request, on_sent=lambda: self.bridge.touch(pending.id), key=self.bridge
+            )
+            submitted = True
             if ticket is not None:
-                yield _Wait(lambda: ticket.sent or pending.settled, time.monotonic() + _QUEUE_WAIT_S, key=pending.id)
-            yield _Wait(lambda: pending.settled, pending.deadline, key=pending.id)
+                yield _Wait(lambda: ticket.sent or pending.settled, deadline, key=pending.id)
+                if not ticket.sent and not pending.settled and PACER.cancel(ticket):
+                    finished = True
+                    ahead = PACER.position(ticket)
+                    return ToolResult.failure(
+                        "timeout",
+                        f"{op} was still queued{ahead} when its {deadline_s:g} s deadline passed (calls are "
+                        "paced under the notebook server's IOPub rate limit); it was not sent and nothing changed",
+                        hint="give a burst of calls a longer timeout, or send fewer (sim.stream coalesces values)",
+                        applied=False,
+                        **base,
+                    )
+            stuck = "sent"
+            yield _Wait(lambda: pending.settled, deadline, key=pending.id)
             finished = True
         finally:
-            if ticket is not None:
-                PACER.cancel(ticket)
+            if submitted and (ticket is None or not PACER.cancel(ticket)):
+                PACER.done(self.bridge)  # it went out: its place in the window is free again
             # Closed early (interrupt, task cancelled): settle as cancelled so no entry is left behind.
             cancelled = None if finished else ErrorInfo(code="cancelled", message=f"{op} was cancelled")
             self.bridge.close_request(pending, cancelled)
@@ -419,7 +438,30 @@ class TargetWidget(anywidget.AnyWidget):
         refused = pending.reply is not None and pending.reply.error is not None
         if refused and commit and pending.reply.error.code == "target_error":  # type: ignore[union-attr]
             self._restore(commit, previous)
-        return self._outcome(pending, base)
+        return self._outcome(pending, base, waited=time.monotonic() - started, stuck=stuck)
+
+    def _not_delivered(self, op: Op, needs_view: bool, base: dict[str, Any]) -> ToolResult:
+        """No view to send to: a change is kept, not applied, and the code says why."""
+        change = op != "state"
+        mismatched = [v for v in self.bridge.views.values() if v.protocol != PROTOCOL_VERSION]
+        if mismatched:
+            return ToolResult.failure(
+                "protocol_mismatch",
+                f"a view is displayed but speaks protocol {mismatched[0].protocol}, the kernel speaks "
+                f"{PROTOCOL_VERSION}, so it was not asked" + ("; the change is kept" if change else ""),
+                hint="reinstall splitbrain-widget in the kernel's environment and reload the notebook page",
+                applied=False,
+                kept=change,
+                **base,
+            )
+        if needs_view or not change:
+            return ToolResult.failure(
+                "no_view",
+                "no view of the widget is displayed, so there is no live target to ask",
+                applied=False,
+                **base,
+            )
+        return ToolResult.failure("no_view", NO_VIEW_MESSAGE, applied=False, kept=True, **base)
 
     def _restore(self, refused: dict[str, Any], previous: dict[str, Any]) -> None:
         """The target refused ``refused``: put back what it replaced, where nothing newer was set since."""
@@ -429,31 +471,53 @@ class TargetWidget(anywidget.AnyWidget):
             if back:
                 self.values = {**current, **back}
 
-    def _outcome(self, pending: PendingRequest, base: dict[str, Any]) -> ToolResult:
+    def _outcome(self, pending: PendingRequest, base: dict[str, Any], *, waited: float, stuck: str) -> ToolResult:
         applied = len(pending.answered_by)
         reply, failure = pending.reply, pending.failure
+        change = pending.op != "state"
         if reply is not None and reply.ok:
             message = "applied" if pending.op == "apply" else "done"
             return ToolResult(
-                ok=True, state=reply.state, views_applied=applied, message=message, answered_by=reply.view_id, **base
-            )
-        if reply is not None and reply.error is not None:
-            return ToolResult(ok=False, error=reply.error, views_applied=applied, answered_by=reply.view_id, **base)
-        if failure is not None:
-            return ToolResult(ok=False, error=failure, **base)
-        kept = " The change is kept and applies once the target is ready." if pending.op != "state" else ""
-        if not self.bridge.ready_views():
-            seconds = pending.deadline - pending.created
-            return ToolResult.failure(
-                "not_ready",
-                f"the target '{self.target_id}' did not signal ready within {seconds:g} s.{kept}",
-                hint="is the page calling SplitBrain.ready()? Check the browser console of the notebook page",
+                ok=True,
+                state=reply.state,
+                applied=True,
+                views_applied=applied,
+                message=message,
+                answered_by=reply.view_id,
                 **base,
             )
+        if reply is not None and reply.error is not None:
+            # not_ready from a view (a stopped or reloading page) keeps the change; target_error gave it back
+            kept = change and reply.error.code != "target_error"
+            return ToolResult(
+                ok=False,
+                error=reply.error,
+                applied=False,
+                kept=kept,
+                views_applied=applied,
+                answered_by=reply.view_id,
+                **base,
+            )
+        if failure is not None:
+            kept = change and failure.code in ("no_view", "not_ready", "timeout")
+            return ToolResult(ok=False, error=failure, applied=False, kept=kept, **base)
+        kept_text = " The change is kept and applies once the target is ready." if change else ""
+        if not self.bridge.ready_views():
+            return ToolResult.failure(
+                "not_ready",
+                f"the target '{self.target_id}' did not signal ready within {waited:.3g} s.{kept_text}",
+                hint="is the page calling SplitBrain.ready()? Check the browser console of the notebook page",
+                applied=False,
+                kept=change,
+                **base,
+            )
+        where = "sent to the view, waiting for the page's answer" if stuck == "sent" else stuck
         return ToolResult.failure(
             "timeout",
-            f"the target did not answer {pending.op} within {pending.deadline - pending.created:g} s.{kept}",
+            f"the target did not answer {pending.op} within {waited:.3g} s ({where}).{kept_text}",
             hint="raise the timeout, or check the target's onApply handler",
+            applied=False,
+            kept=change,
             **base,
         )
 
@@ -535,6 +599,10 @@ class TargetWidget(anywidget.AnyWidget):
     def _on_custom_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         self._receive(content)
         self._sync_views()
+
+    def receive_view_message(self, content: Any) -> None:
+        """A message from a view (any thread): the comm's, a headless page's or a test's fake view."""
+        self._receive(content)
 
     def _receive(self, content: Any) -> None:
         try:

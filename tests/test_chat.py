@@ -15,24 +15,25 @@ import splitbrain_widget as sb
 from splitbrain_widget._secrets import REDACTED, redact
 from splitbrain_widget.agent import Agent
 
+from .fake_view import FakeView
+
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
 
 
-def chat_sim(**kwargs: Any) -> tuple[sb.TargetWidget, list[dict[str, Any]]]:
-    """A chat widget whose outgoing custom messages are recorded (no frontend is attached)."""
+def chat_sim(*, view: bool = True, **kwargs: Any) -> tuple[sb.TargetWidget, list[dict[str, Any]]]:
+    """A chat widget with (unless ``view=False``) a fake view whose page applies what it is sent;
+    the panel's messages (custom messages over the comm) are recorded."""
     sim = sb.TargetWidget("demo", targets_dir=FIXTURES, chat=True, timeout=1, **kwargs)
     sent: list[dict[str, Any]] = []
     sim.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    if view:
+        FakeView(sim)
     return sim, sent
 
 
 def say(sim: sb.TargetWidget, text: str) -> None:
-    sim._receive({"kind": "chat", "text": text})
+    sim.receive_view_message({"kind": "chat", "text": text})
     assert sim._chat is not None and sim._chat.wait_idle(30)
-
-
-def attach_view(sim: sb.TargetWidget) -> None:
-    sim._receive({"kind": "event", "view_id": "v1", "type": "attached", "payload": {"protocol": 1}})
 
 
 def test_a_chat_message_runs_the_default_offline_agent_and_fills_the_transcript() -> None:
@@ -66,8 +67,8 @@ def test_a_message_while_busy_is_refused_politely() -> None:
         return ModelResponse(parts=[TextPart("done")])
 
     sim.chat(Agent(sim, FunctionModel(slow)))
-    sim._receive({"kind": "chat", "text": "first"})
-    sim._receive({"kind": "chat", "text": "second"})
+    sim.receive_view_message({"kind": "chat", "text": "first"})
+    sim.receive_view_message({"kind": "chat", "text": "second"})
     release.set()
     assert sim._chat is not None and sim._chat.wait_idle(10)
     assert any(m["kind"] == "chat_event" and m["event"]["kind"] == "busy" for m in sent)
@@ -85,9 +86,9 @@ def test_stop_cancels_the_run() -> None:
         await asyncio.sleep(60)
 
     sim.aset_parameters = never  # type: ignore[method-assign]
-    sim._receive({"kind": "chat", "text": "set the speed to 3"})
+    sim.receive_view_message({"kind": "chat", "text": "set the speed to 3"})
     assert entered.wait(10)
-    sim._receive({"kind": "cancel"})
+    sim.receive_view_message({"kind": "cancel"})
     assert sim._chat is not None and sim._chat.wait_idle(10)
     assert sim.transcript[-1]["role"] == "assistant" and sim.transcript[-1]["stopped"] == "cancelled"
 
@@ -103,7 +104,6 @@ def test_a_denied_parameter_is_never_changed() -> None:
 @pytest.mark.parametrize(("approved", "speed"), [(True, 12), (False, 8.0)])
 def test_ask_shows_approve_deny_and_the_decision_reaches_the_model(approved: bool, speed: float) -> None:
     sim, sent = chat_sim(approval={"speed": "ask"})
-    attach_view(sim)
     seen: list[str] = []
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -120,7 +120,7 @@ def test_ask_shows_approve_deny_and_the_decision_reaches_the_model(approved: boo
         for _ in range(500):
             request = next((m for m in sent if m["kind"] == "approval_request"), None)
             if request is not None:
-                sim._receive({"kind": "approval", "id": request["id"], "approved": approved})
+                sim.receive_view_message({"kind": "approval", "id": request["id"], "approved": approved})
                 return
             threading.Event().wait(0.01)
 
@@ -131,14 +131,14 @@ def test_ask_shows_approve_deny_and_the_decision_reaches_the_model(approved: boo
     request = next(m for m in sent if m["kind"] == "approval_request")
     assert request["asking"] == ["settings.speed"] and request["tool"] == "set_parameters"
     assert any(m["kind"] == "approval_closed" for m in sent)
-    # with a view attached but no target answering, an approved set times out on the page; the value is kept
     assert sim.values["settings.speed"] == speed
+    assert isinstance(sim.host, FakeView) and sim.host.values["settings.speed"] == speed  # the page has it too
     if not approved:
         assert "denied" in seen[0] and "the user denied this change" in seen[0]
 
 
 def test_ask_without_a_view_is_denied_with_a_reason() -> None:
-    sim, _ = chat_sim(approval={"*": "ask"})
+    sim, _ = chat_sim(view=False, approval={"*": "ask"})
     say(sim, "set the speed to 12")
     tool = next(e for e in sim.transcript if e["role"] == "tool")
     assert "no view of the widget is open" in tool["result"]["error"]["message"]
@@ -153,9 +153,9 @@ def test_bad_policies_are_refused() -> None:
 
 def test_a_control_move_sets_the_value_like_any_call() -> None:
     sim, _ = chat_sim()
-    sim._receive({"kind": "set", "values": {"settings.count": 6}})
+    sim.receive_view_message({"kind": "set", "values": {"settings.count": 6}})
     for _ in range(500):
-        if sim.values["settings.count"] == 6:
+        if len(sim.audit):  # the call ended (the value is written as it is sent, before that)
             break
         threading.Event().wait(0.01)
     assert sim.values["settings.count"] == 6
@@ -180,6 +180,7 @@ def test_redact_catches_key_shapes_without_the_environment() -> None:
 
 def test_stream_coalesces_to_the_latest_value_per_parameter() -> None:
     sim = sb.TargetWidget("demo", targets_dir=FIXTURES)
+    view = FakeView(sim)
     release = threading.Event()
     applied: list[dict[str, Any]] = []
     original = sim.set_parameters
@@ -198,6 +199,18 @@ def test_stream_coalesces_to_the_latest_value_per_parameter() -> None:
     assert applied[-1] == {"settings.speed": 49, "settings.count": 5}  # the latest values won
     assert len(applied) <= 3 and sim.stream_stats.coalesced > 80
     assert sim.values["settings.speed"] == 49
+    assert view.values["settings.speed"] == 49 and sim.stream_stats.failed == 0
+
+
+def test_flush_stream_is_false_when_the_page_applied_nothing() -> None:
+    sim = sb.TargetWidget("demo", targets_dir=FIXTURES)  # no view: every batch is kept, not applied
+    sim.stream({"speed": 3})
+    assert sim.flush_stream(10) is False
+    assert sim.stream_stats.failed == 1 and sim.stream_stats.last_error.startswith("no_view:")
+    assert sim.values["settings.speed"] == 3  # kept
+    FakeView(sim)
+    sim.stream({"speed": 4})
+    assert sim.flush_stream(10) is True  # a later flush speaks of the batches since the last one
 
 
 def test_stream_refuses_bad_values_at_once() -> None:

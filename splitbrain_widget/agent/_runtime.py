@@ -381,6 +381,8 @@ def failure_text(payload: dict[str, Any]) -> str:
     text = f"{error.get('code', 'error')}: {error.get('message', 'failed')}"
     if error.get("hint"):
         text += f" (hint: {error['hint']})"
+    if "applied" in payload:  # a call that went for the page: say plainly whether the page has it
+        text += f" [applied: {str(payload['applied']).lower()}; kept: {str(payload.get('kept', False)).lower()}]"
     return text
 
 

@@ -273,3 +273,28 @@ def test_never_ready_target_gives_a_clear_error(open_notebook: Any, targets_dir:
     nb.wait_view(1, status="error", timeout=45)
     text = view.locator(".splitbrain-status").inner_text()
     assert "did not call SplitBrain.ready()" in text, text
+
+
+# -- a change in the cell right after the display, both cells run at once (Run All) ---------------------
+
+
+@pytest.mark.parametrize("via", ["python", "agent"])
+def test_a_change_in_the_next_cell_after_a_display_is_never_lost(open_notebook: Any, via: str) -> None:
+    """Run All: the display and the change race the new view's first apply; the page must end on it."""
+    change = (
+        "r = sim.set_parameter('speed', 17)"
+        if via == "python"
+        else "r = sb.Agent(sim).ask('set the speed to 17').tool_calls[0]"
+    )
+    nb = open_notebook(
+        [
+            PREAMBLE,
+            "sim = sb.TargetWidget('bouncer')\nsim",
+            f"{change}\nprint('R', r.ok)",
+            "print('V', sim.values['settings.speed'])",
+        ]
+    )
+    outs = nb.run_all(timeout=60)
+    assert "V 17" in outs[3], outs
+    nb.wait_view(1)
+    nb.wait_frame_value(1, "speed", "17", timeout=20)
