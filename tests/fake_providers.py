@@ -14,7 +14,8 @@ speaks a provider's real wire format:
 A test scripts the server with a queue of :class:`Turn` (what the model says: text and/or tool
 calls, and why it stopped) and :class:`HttpError` (a status, headers and a JSON body) entries;
 ``repeat`` is served once the queue is empty. Every request is recorded, so a test can check what
-the model was told (system prompt, tool results).
+the model was told (system prompt, tool results), and when it arrived (``time.monotonic``, the clock
+the agent's event loop waits on), so a retry test can check that a wait really happened.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -381,6 +383,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
+    arrived: float = 0.0  # time.monotonic() once the request (its whole body) had arrived
 
     @property
     def streamed(self) -> bool:
@@ -440,6 +443,11 @@ class FakeProvider:
     @property
     def model_requests(self) -> list[Recorded]:
         return [r for r in self.requests if r.method == "POST"]
+
+    def gaps(self) -> list[float]:
+        """Seconds between consecutive model requests' arrivals: each is at least the wait in between."""
+        times = [r.arrived for r in self.model_requests]
+        return [later - earlier for earlier, later in itertools.pairwise(times)]
 
     def system_text(self, index: int = 0) -> str:
         """The system prompt / instructions of model request ``index``."""
@@ -504,7 +512,7 @@ class FakeProvider:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        recorded = Recorded(method, path, {k.lower(): v for k, v in handler.headers.items()}, body)
+        recorded = Recorded(method, path, {k.lower(): v for k, v in handler.headers.items()}, body, time.monotonic())
         with self._lock:
             self.requests.append(recorded)
         route = urlsplit(path).path

@@ -18,12 +18,17 @@ import splitbrain_widget as sb
 from splitbrain_widget.agent import Agent, LoopLimits, ToolCallFinished, ToolCallStarted
 from splitbrain_widget.agent._loops import BLOCKED_PREFIX
 
+from .fake_view import FakeView
+
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
 
 
 @pytest.fixture
 def sim() -> sb.TargetWidget:
-    return sb.TargetWidget("demo", targets_dir=FIXTURES)
+    """A widget with a fake view (tests/fake_view.py) whose page applies what it is sent."""
+    widget = sb.TargetWidget("demo", targets_dir=FIXTURES)
+    FakeView(widget)
+    return widget
 
 
 def scripted(*turns: ModelResponse | Any) -> tuple[FunctionModel, list[list[ModelMessage]]]:
@@ -215,7 +220,53 @@ def test_cancel_stops_a_run_waiting_on_the_browser_and_repairs_history(sim: sb.T
 
 
 def test_a_conversation_continues_after_a_cancelled_run(sim: sb.TargetWidget) -> None:
-    test_cancel_stops_a_run_waiting_on_the_browser_and_repairs_history(sim)
+    from pydantic_ai.messages import UserPromptPart
+
+    entered = threading.Event()
+
+    async def slow_set(values: Any, **kwargs: Any) -> Any:
+        entered.set()
+        await asyncio.sleep(30)
+
+    sim.aset_parameters = slow_set  # type: ignore[method-assign]
+    model, seen = scripted(
+        ModelResponse(parts=[call("set_parameters", {"values": {"settings.speed": 3}}, "first")]),
+        ModelResponse(parts=[call("set_parameters", {"values": {"settings.count": 4}}, "second")]),
+        ModelResponse(parts=[TextPart("The count is 4 now.")]),
+    )
+    agent = Agent(sim, model)
+    threading.Thread(target=lambda: (entered.wait(10), agent.cancel()), daemon=True).start()
+    assert agent.ask("slow").stopped == "cancelled"
+    assert len(seen) == 1
+
+    del sim.aset_parameters  # the page answers again
+    result = agent.ask("set the count to 4")
+    assert result.stopped is None
+    assert result.text == "The count is 4 now."
+    # (no view is displayed here: the change is kept in the kernel, whatever ok says about the page)
+    assert [c.name for c in result.tool_calls] == ["set_parameters"]
+    assert [(a.op, a.arguments) for a in sim.audit] == [("set_parameters", {"settings.count": 4})]
+    assert sim.values["settings.count"] == 4 and sim.values["settings.speed"] == 8.0  # the cancelled set never landed
+    # The second run's model saw the whole conversation, the cancelled call closed as such.
+    assert len(seen) == 3
+    sent = seen[1]
+    prompts = [
+        str(p.content) for m in sent if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, UserPromptPart)
+    ]
+    assert prompts == ["slow", "set the count to 4"]
+    assert every_call_answered(sent)
+    first = [r for r in returns(sent) if r.tool_call_id == "first"]
+    assert len(first) == 1 and "cancelled" in str(first[0].content)
+    # And the agent's history holds both turns, in order, every call answered.
+    history = agent.history
+    assert every_call_answered(history)
+    assert [r.tool_call_id for r in returns(history)] == ["first", "second"]
+    prompts = [
+        str(p.content) for m in history if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, UserPromptPart)
+    ]
+    assert prompts == ["slow", "set the count to 4"]
+    final = history[-1]
+    assert isinstance(final, ModelResponse) and final.parts == [TextPart("The count is 4 now.")]
 
 
 def test_history_repair_closes_dangling_calls() -> None:

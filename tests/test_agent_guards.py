@@ -70,8 +70,14 @@ def test_no_progress_streak() -> None:
     for _ in range(2):
         assert detector.check("get_state", {}).allowed
         detector.record("get_state", {}, ok=True, result={"x": 1})
-    assert not detector.check("get_state", {}).allowed
+    verdict = detector.check("get_state", {})
+    assert not verdict.allowed and verdict.message.startswith(BLOCKED_PREFIX)
+    assert "already done 2 times with the same result" in verdict.message
     detector.record("get_state", {}, ok=True, result={"x": 2})  # the page moved on: progress
+    assert detector.check("get_state", {}).allowed  # the streak starts again from this new result
+    detector.record("get_state", {}, ok=True, result={"x": 2})
+    assert not detector.check("get_state", {}).allowed  # ... and blocks once the new result repeats
+    assert detector.blocked == 2
 
 
 def test_unknown_tools() -> None:

@@ -5,8 +5,8 @@ completions (JSON and SSE), Anthropic messages (JSON and SSE) and Gemini generat
 SSE). The agent always asks for a streamed response; the ``*-json`` variants put a wrapper in front
 that sends plain requests instead, so both wire paths of each provider are exercised.
 
-No view is attached: ``set_parameters`` succeeds with ``views_applied=0`` and changes ``sim.values``,
-which is what the tests check.
+A fake view (tests/fake_view.py) is attached: ``set_parameters`` reaches its page, which applies
+the values and reports them, and changes ``sim.values``, which is what the tests check.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from .fake_providers import (
     model_object,
     say,
 )
+from .fake_view import FakeView
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
 SPEED_12 = {"values": {"settings.speed": 12}}
@@ -66,7 +67,10 @@ TRUNCATABLE = {("openai", False), ("openai", True), ("anthropic", True)}
 
 @pytest.fixture
 def sim() -> sb.TargetWidget:
-    return sb.TargetWidget("demo", targets_dir=FIXTURES)
+    """A widget with a fake view (tests/fake_view.py) whose page applies what it is sent."""
+    widget = sb.TargetWidget("demo", targets_dir=FIXTURES)
+    FakeView(widget)
+    return widget
 
 
 @pytest.fixture
@@ -97,9 +101,11 @@ class Recorder:
         return [e for e in self.events if isinstance(e, kind)]
 
 
-def ask(agent: Any, text: str = "set the speed to 12 m/s", timeout: float = 20) -> tuple[AgentResult, Recorder]:
+def ask(
+    agent: Any, text: str = "set the speed to 12 m/s", timeout: float = 20, recorder: Recorder | None = None
+) -> tuple[AgentResult, Recorder]:
     """``agent.ask`` with a recorder, failing (not hanging) if the run does not end in ``timeout`` s."""
-    recorder = Recorder()
+    recorder = recorder or Recorder()
     box: list[Any] = []
 
     def work() -> None:
@@ -181,7 +187,7 @@ RATE_LIMITS = [
     pytest.param("openai", False, HttpError(429, headers={"Retry-After": "1"}), 1.0, "Retry-After", id="openai-json"),
     pytest.param("openai", True, HttpError(429, headers={"Retry-After": "1"}), 1.0, "Retry-After", id="openai-sse"),
     pytest.param(
-        "openai", True, HttpError(429, headers={"retry-after-ms": "20"}), 0.02, "retry-after-ms", id="openai-sse-ms"
+        "openai", True, HttpError(429, headers={"retry-after-ms": "300"}), 0.3, "retry-after-ms", id="openai-sse-ms"
     ),
     pytest.param(
         "openai",
@@ -220,6 +226,8 @@ def test_rate_limit_waits_as_told_then_succeeds(fake, sim, provider, stream, err
     (wait,) = events.of(RetryWait)
     assert (wait.seconds, wait.source, wait.status, wait.attempt) == (pytest.approx(seconds), source, 429, 1)
     assert wait.model == LABELS[provider]
+    # and it really waited: the retry reached the provider no sooner than that after the 429
+    assert server.gaps()[0] >= seconds
     assert events.events.index(wait) < events.events.index(events.of(ToolCallStarted)[0])
     assert result.stopped is None and result.text == "Done."
     assert sim.values["settings.speed"] == 12
@@ -232,12 +240,13 @@ def test_rate_limit_waits_as_told_then_succeeds(fake, sim, provider, stream, err
 @pytest.mark.parametrize(("provider", "stream"), WIRES)
 def test_503_then_success(fake, sim, provider, stream):
     server = fake(provider).script(HttpError(503), call("set_parameters", SPEED_12), say("Done."))
-    agent = make_agent(sim, server, stream=stream, backoff=(0.01, 0.02))
+    agent = make_agent(sim, server, stream=stream, backoff=(0.25, 0.5))
 
     result, events = ask(agent)
 
     (wait,) = events.of(RetryWait)
-    assert (wait.seconds, wait.source, wait.status, wait.attempt) == (0.01, "backoff", 503, 1)
+    assert (wait.seconds, wait.source, wait.status, wait.attempt) == (0.25, "backoff", 503, 1)
+    assert server.gaps()[0] >= 0.25  # the wait happened before the retry
     assert result.stopped is None and result.text == "Done."
     assert sim.values["settings.speed"] == 12
     assert len(server.model_requests) == 3
@@ -246,54 +255,77 @@ def test_503_then_success(fake, sim, provider, stream):
 def test_backoff_schedule_then_give_up(fake, sim):
     """Waits follow the schedule (its last step repeating); past max_retries the run ends with a reason."""
     server = fake("openai").script(repeat=HttpError(500))
-    agent = make_agent(sim, server, backoff=(0.01, 0.02, 0.03), max_retries=4)
+    agent = make_agent(sim, server, backoff=(0.1, 0.2, 0.3), max_retries=4)
 
     result, events = ask(agent)
 
     waits = events.of(RetryWait)
     assert [(w.seconds, w.attempt, w.source, w.status) for w in waits] == [
-        (0.01, 1, "backoff", 500),
-        (0.02, 2, "backoff", 500),
-        (0.03, 3, "backoff", 500),
-        (0.03, 4, "backoff", 500),
+        (0.1, 1, "backoff", 500),
+        (0.2, 2, "backoff", 500),
+        (0.3, 3, "backoff", 500),
+        (0.3, 4, "backoff", 500),
     ]
     assert len(server.model_requests) == 5
+    # each announced wait really passed before the next attempt reached the provider
+    gaps = server.gaps()
+    assert len(gaps) == 4 and all(gap >= w.seconds for gap, w in zip(gaps, waits, strict=True)), gaps
     assert result.stopped and "500" in result.stopped
     assert result.text.startswith("Stopped:")
     assert sim.values["settings.speed"] == DEFAULT_SPEED
 
 
-def test_cancel_during_a_retry_wait(fake, sim):
-    """A long provider-given wait is cancellable: the run ends at once, as cancelled."""
-    server = fake("openai").script(HttpError(429, headers={"Retry-After": "30"}), say("never"))
-    agent = make_agent(sim, server)
+class OnWait(Recorder):
+    """A recorder that calls ``action`` from another thread ``after`` seconds past each RetryWait."""
 
-    def on_wait(event: Any) -> None:
+    def __init__(self, action: Callable[[], None], after: float) -> None:
+        super().__init__()
+        self.action, self.after = action, after
+        self.acted_at: list[float] = []
+
+    def __call__(self, event: Any) -> None:
+        super().__call__(event)
         if isinstance(event, RetryWait):
-            threading.Timer(0.1, agent.cancel).start()
+            threading.Timer(self.after, self._act).start()
 
-    started = time.monotonic()
-    result = agent.ask("hello", on_event=on_wait)
+    def _act(self) -> None:
+        self.acted_at.append(time.monotonic())
+        self.action()
 
-    assert time.monotonic() - started < 5
+
+# A provider-given wait far longer than ask()'s 20 s limit: the run can only end in time if it is cut short.
+LONG_WAIT = {"Retry-After": "100"}
+
+
+def test_cancel_during_a_retry_wait(fake, sim):
+    """A long provider-given wait is cancellable: the run ends, as cancelled, without the retry."""
+    server = fake("openai").script(HttpError(429, headers=LONG_WAIT), say("never"))
+    agent = make_agent(sim, server)
+    recorder = OnWait(agent.cancel, after=0.1)
+
+    result, _ = ask(agent, "hello", recorder=recorder)
+
+    assert [w.seconds for w in recorder.of(RetryWait)] == [100.0]
     assert result.stopped == "cancelled"
+    assert len(recorder.acted_at) == 1
     assert len(server.model_requests) == 1
     assert_history_valid(agent)
 
 
 def test_skip_wait_from_another_thread_ends_the_wait(fake, sim):
-    server = fake("openai").script(HttpError(429, headers={"Retry-After": "2"}), say("Done."))
+    server = fake("openai").script(HttpError(429, headers=LONG_WAIT), say("Done."))
     agent = make_agent(sim, server)
+    recorder = OnWait(agent.skip_wait, after=0.3)
 
-    def on_wait(event: Any) -> None:
-        if isinstance(event, RetryWait):
-            threading.Timer(0.1, agent.skip_wait).start()
-
-    started = time.monotonic()
-    result = agent.ask("hello", on_event=on_wait)
+    result, _ = ask(agent, "hello", recorder=recorder)
 
     assert result.text == "Done."
-    assert time.monotonic() - started < 1.5
+    assert [w.seconds for w in recorder.of(RetryWait)] == [100.0]
+    # The agent waited until the skip (not less: the retry came after it), and not the 100 s (ask's limit).
+    (skipped_at,) = recorder.acted_at
+    retry = server.model_requests[1]
+    assert retry.arrived >= skipped_at
+    assert server.gaps()[0] >= 0.3
 
 
 # -- fallback ---------------------------------------------------------------------------------
@@ -517,3 +549,31 @@ def test_local_model_with_nothing_listening(sim, monkeypatch):
 
     with pytest.raises(ModelSetupError, match="found no local OpenAI-compatible server"):
         sb.Agent(sim, model="local", base_url=f"http://127.0.0.1:{_closed_port()}/v1")
+
+
+def _tool_result_sent_back(server: FakeProvider) -> dict[str, Any]:
+    """The tool message the agent sent the fake OpenAI server after its tool call, as JSON."""
+    import json
+
+    messages = server.model_requests[-1].body["messages"]
+    tool = next(m for m in messages if m.get("role") == "tool")
+    content = tool["content"]
+    return json.loads(content) if content.lstrip().startswith("{") else {"text": content}
+
+
+def test_the_model_is_told_whether_the_page_applied_the_change(fake):
+    """Over the real OpenAI wire format: an applied change carries ``applied: true``; one that reached
+    no page carries ``applied: false`` and ``kept: true``, not a bare ``ok``."""
+    applied_sim = sb.TargetWidget("demo", targets_dir=FIXTURES)
+    FakeView(applied_sim)
+    server = fake("openai").script(call("set_parameters", SPEED_12), say("done"))
+    ask(make_agent(applied_sim, server))
+    applied = _tool_result_sent_back(server)
+    assert applied["ok"] is True and applied["applied"] is True and "kept" not in applied
+
+    no_view_sim = sb.TargetWidget("demo", targets_dir=FIXTURES)
+    server = fake("openai").script(call("set_parameters", SPEED_12), say("kept for later"))
+    ask(make_agent(no_view_sim, server))
+    text = _tool_result_sent_back(server)["error"]  # a failed call reaches the model as its error text
+    assert text.startswith("no_view: ") and text.endswith("[applied: false; kept: true]")
+    assert no_view_sim.values["settings.speed"] == 12  # the kernel kept it

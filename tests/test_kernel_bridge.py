@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from .kernel_python import KERNEL_PYTHON, expected_kernel, running_kernel, start_frontend
 from .scripted_frontend import ScriptedFrontend
 
 pytestmark = pytest.mark.kernel
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
-KERNEL_PYTHON = os.environ.get("SPLITBRAIN_KERNEL_PYTHON") or None
 
 
 @pytest.fixture
 def fe() -> Iterator[ScriptedFrontend]:
-    frontend = ScriptedFrontend(**({"python": KERNEL_PYTHON} if KERNEL_PYTHON else {}))
+    frontend = start_frontend()
     try:
         frontend.check(
             "import splitbrain_widget as sb, threading, asyncio\n"
@@ -28,6 +27,13 @@ def fe() -> Iterator[ScriptedFrontend]:
         yield frontend
     finally:
         frontend.close()
+
+
+def test_the_kernel_runs_the_requested_python(fe: ScriptedFrontend) -> None:
+    prefix, version, ipykernel = running_kernel(fe)
+    assert (prefix, version, ipykernel) == expected_kernel()
+    out = fe.check("import sys, os; print(os.path.samefile(sys.executable, " + repr(KERNEL_PYTHON) + "))")
+    assert out.strip() == "True"
 
 
 def test_the_audit_log_records_op_arguments_result_duration_and_view(fe: ScriptedFrontend) -> None:
@@ -82,13 +88,14 @@ def test_worker_thread_call(fe: ScriptedFrontend) -> None:
 
 def test_no_view_keeps_the_change_and_says_so(fe: ScriptedFrontend) -> None:
     out = fe.check(
-        "r = sim.set_parameter('speed', 5)\nprint(r.ok, r.views_applied, sim.values['settings.speed'])\nprint(r.message)\n"
-        "s = sim.fetch_state()\nprint(s.ok, s.error.code)"
+        "r = sim.set_parameter('speed', 5)\n"
+        "print(r.ok, r.error.code, r.applied, r.kept, r.views_applied, sim.values['settings.speed'])\nprint(r)\n"
+        "s = sim.fetch_state()\nprint(s.ok, s.error.code, s.applied, s.kept)"
     )
     lines = out.splitlines()
-    assert lines[0] == "True 0 5"
+    assert lines[0] == "False no_view False True 0 5"  # kept, not applied: a field says so, not only prose
     assert "applies when the widget is displayed" in lines[1]
-    assert lines[2] == "False no_view"
+    assert lines[2] == "False no_view False False"
 
 
 def test_a_new_view_receives_the_values_set_while_none_was_open(fe: ScriptedFrontend) -> None:
@@ -100,11 +107,24 @@ def test_a_new_view_receives_the_values_set_while_none_was_open(fe: ScriptedFron
 def test_two_views_both_apply_and_the_kernel_gets_one_result(fe: ScriptedFrontend) -> None:
     comm = fe.widget_comm()
     a, b = fe.attach(comm, "a"), fe.attach(comm, "b")
-    out = fe.check("r = sim.set_parameter('speed', 9)\nprint(r.ok, r.views_applied, len(sim.audit))")
-    assert out.split()[0] == "True"
+    out = fe.check(
+        "r = sim.set_parameter('speed', 9)\n"
+        "print(r.ok, r.views_applied, len(sim.audit), sim.audit[-1].ok, sim.audit[-1].view_id)"
+    )
+    ok, views_applied, audit_len, audit_ok, audit_view = out.split()
+    assert (ok, audit_len, audit_ok) == ("True", "1", "True")  # one call, one result, one record
+    assert audit_view in ("a", "b")  # the view whose reply won
+    assert 1 <= int(views_applied) <= 2
     assert a.values["settings.speed"] == 9 and b.values["settings.speed"] == 9
-    out = fe.check("import time; time.sleep(0.3); print(sim.bridge.dropped, len(sim.bridge.pending))")
-    assert out.split()[1] == "0"  # nothing left pending
+    assert len(a.applied_ids) == len(b.applied_ids) == 1 and a.applied_ids == b.applied_ids  # one request, both
+    # The first reply wins; the other either was counted in views_applied or, arriving after the call
+    # returned, is dropped as late. Wait until both replies are accounted for, then check each was, once.
+    out = fe.check(
+        "import time\nt = time.monotonic()\n"
+        "while r.views_applied + sim.bridge.dropped < 2 and time.monotonic() - t < 10: time.sleep(0.01)\n"
+        "print(r.views_applied + sim.bridge.dropped, len(sim.bridge.pending), len(sim.audit))"
+    )
+    assert out.split() == ["2", "0", "1"]  # both replies accounted for, nothing pending, still one record
 
 
 def test_stray_and_late_replies_are_dropped(fe: ScriptedFrontend) -> None:
@@ -205,8 +225,10 @@ def test_fetch_state_and_select_target(fe: ScriptedFrontend) -> None:
 
 def test_a_view_with_another_protocol_version_is_not_used(fe: ScriptedFrontend) -> None:
     fe.attach(fe.widget_comm(), "old", protocol=0)
-    out = fe.check("r = sim.set_parameter('speed', 3)\nprint(r.ok, r.views_applied)")
-    assert out.strip() == "True 0"
+    out = fe.check("r = sim.set_parameter('speed', 3)\nprint(r.ok, r.error.code, r.kept, r.views_applied)\nprint(r)")
+    first, message = out.strip().splitlines()
+    assert first == "False protocol_mismatch True 0"
+    assert "speaks protocol 0" in message and "reinstall splitbrain-widget" in message
 
 
 def test_many_calls_leave_no_pending_entries(fe: ScriptedFrontend) -> None:

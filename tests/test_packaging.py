@@ -16,13 +16,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("node") is not None:
-        pass  # the wheel must not need it either way: the build below never calls node
+    # The build gets a PATH with only this venv's bin: node (and npm) must be out of its reach, so a
+    # build step that needed them would fail here instead of quietly using the machine's node.
+    build_path = os.path.dirname(sys.executable)
+    assert shutil.which("node", path=build_path) is None and shutil.which("npm", path=build_path) is None
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
         check=True,
-        env={**os.environ, "PATH": os.path.dirname(sys.executable)},  # no node on PATH
+        env={**os.environ, "PATH": build_path},
     )
     (found,) = out.glob("splitbrain_widget-*.whl")
     return found
