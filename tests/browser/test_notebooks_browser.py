@@ -185,17 +185,17 @@ def copy_notebook(name: str, server: JupyterServer) -> Copied:
 
 
 def run_cells(nb: NotebookPage, copied: Copied, name: str) -> None:
-    """Run the code cells one after another, as a person does, and after a display wait for its views.
-
-    Not all at once like Run All: an agent's change made right after a display can then race the
-    new view's first apply and be lost (a package issue of its own, not what this test is about).
-    """
+    """Run every code cell at once, as Run All does, then check each: no error output, and every
+    display's views ready. A change made in the cell right after a display races the new view's
+    first apply here, as it does for a person who runs the whole notebook; it must not be lost."""
+    keys = {i: nb.start_cell(i) for i in copied.code}
     for i in copied.code:
-        nb.run_cell(i, CELL_TIMEOUT_S)
+        nb.wait_cell(keys[i], i, CELL_TIMEOUT_S)
         errors = [o for o in nb.outputs(i) if o.get("output_type") == "error"]
         assert not errors, f"cell {i} of {name} raised:\n" + "\n".join(
             "\n".join(e.get("traceback", [])) for e in errors
         )
+    for i in copied.code:
         wanted = copied.views.get(i, 0)
         if wanted:
             wait_for(
