@@ -14,6 +14,7 @@ from .registry import Target, TargetError, TargetInfo, list_targets, load_target
 
 if TYPE_CHECKING:
     from .agent import Agent, AgentResult
+    from .headless import HeadlessTarget
     from .widget import TargetWidget
 
 __version__ = "0.1.0"
@@ -23,6 +24,7 @@ __all__ = [
     "Agent",
     "AgentResult",
     "ErrorInfo",
+    "HeadlessTarget",
     "Manifest",
     "ManifestError",
     "Observable",
@@ -49,6 +51,10 @@ def __getattr__(name: str) -> Any:
         from .widget import TargetWidget
 
         return TargetWidget
+    if name == "HeadlessTarget":
+        from .headless import HeadlessTarget
+
+        return HeadlessTarget
     if name in ("Agent", "AgentResult"):
         from . import agent
 
