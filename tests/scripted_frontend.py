@@ -97,7 +97,10 @@ class ScriptedFrontend:
                 self.km.interrupt_kernel()
                 interrupted = True
             if time.monotonic() > deadline:
-                raise TimeoutError(f"cell did not finish within {timeout} s:\n{code}\nstdout so far: {''.join(stdout)}")
+                raise TimeoutError(
+                    f"cell did not finish within {timeout} s:\n{code}\nstdout so far: {''.join(stdout)}\n"
+                    f"requests seen: {len(requests)}, replies sent: {len(self.sent_reply_ids)}\n{self.thread_dump()}"
+                )
             try:
                 msg = self.kc.get_iopub_msg(timeout=0.05)
             except queue.Empty:
@@ -125,6 +128,23 @@ class ScriptedFrontend:
             elif kind == "error":
                 error = content
         return CellResult("".join(stdout), outputs, error, requests, status_parents)
+
+    def thread_dump(self) -> str:
+        """Every thread of the kernel, as py-spy sees it (for a cell that hangs), or why there is none."""
+        import shutil
+        import subprocess
+
+        spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+        pid = getattr(getattr(self.km, "provisioner", None), "pid", None) or getattr(
+            getattr(self.km.provisioner, "process", None), "pid", None
+        )
+        if not Path(spy).exists() or pid is None:
+            return "(no thread dump: py-spy is not installed)"
+        try:
+            dump = subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"(no thread dump: {exc})"
+        return "kernel threads (py-spy dump):\n" + dump.stdout + dump.stderr
 
     def check(self, code: str, timeout: float = 60) -> str:
         """Run a cell that must not fail; return its stdout."""
