@@ -39,6 +39,8 @@ _release_scheduled = False
 _seen_order: deque[bytes] = deque()  # signatures of consumed messages, oldest first (replay guard)
 _seen_signatures: set[bytes] = set()
 MAX_SEEN_SIGNATURES = 4096
+RELEASE_BATCH = 100  # idle statuses published per turn of the main loop ...
+RELEASE_PAUSE_S = 0.2  # ... and the pause before the next batch (at most 500/s)
 stats = {"consumed": 0, "passed": 0, "bad_signature": 0, "errors": 0}
 
 
@@ -235,14 +237,29 @@ def _schedule_release(header: dict[str, Any]) -> None:
 
 
 def _release_frontend_futures() -> None:
-    """Publish the idle status each dropped message's sender waits for before forgetting it."""
+    """Publish the idle status each dropped message's sender waits for before forgetting it.
+
+    At most ``RELEASE_BATCH`` per turn of the main loop, the rest ``RELEASE_PAUSE_S`` later: a
+    thousand replies consumed during one cell would otherwise put a thousand statuses on IOPub at
+    once, and ZeroMQ's PUB socket drops whatever passes its high-water mark (1000) while the reader
+    is behind, other messages (a cell's output, its idle status, requests) included.
+    """
     global _release_scheduled
     with _lock:
-        headers = list(_release)
-        _release.clear()
-        _release_scheduled = False
+        headers = [_release.popleft() for _ in range(min(RELEASE_BATCH, len(_release)))]
+        more = bool(_release)
+        _release_scheduled = more
     k = kernel()
-    if k is None or not headers:
+    if k is None:
+        return
+    if more:
+        loop = getattr(k, "io_loop", None)
+        if loop is not None:
+            loop.call_later(RELEASE_PAUSE_S, _with_parent, _release_frontend_futures)
+        else:  # pragma: no cover - a kernel without a loop cannot have scheduled this
+            with _lock:
+                _release_scheduled = False
+    if not headers:
         return
     topic = k._topic("status") if hasattr(k, "_topic") else b"kernel.status"
     for header in headers:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,6 +112,28 @@ def test_a_kernel_restart_with_the_page_open(fe: ScriptedFrontend) -> None:
     survived(fe, 5)
 
 
+def released(fe: ScriptedFrontend, timeout: float = 60) -> None:
+    """Wait until the tap published every idle status it owes (it paces them: 100 per 0.2 s); each
+    cell lets the kernel's main loop run the next batch."""
+    deadline = time.monotonic() + timeout
+    while fe.check("from splitbrain_widget import _kernel_tap\nprint(len(_kernel_tap._release))").strip() != "0":
+        assert time.monotonic() < deadline, "the tap still owes idle statuses"
+
+
+def _ipykernel_before(release: tuple[int, int]) -> bool:
+    from .kernel_python import expected_kernel
+
+    return tuple(int(p) for p in expected_kernel()[2].split(".")[:2]) < release
+
+
+@pytest.mark.xfail(
+    _ipykernel_before((7, 4)),
+    reason="open bug (issue 13): on ipykernel 7.0-7.3 the cell after a thousand blocking calls sometimes "
+    "never reports idle to the frontend, although a py-spy dump shows every kernel thread idle; the "
+    "dump is attached to the TimeoutError. Cause not found yet; passes on 7.4",
+    raises=TimeoutError,
+    strict=False,
+)
 def test_a_thousand_calls_leave_nothing_behind(fe: ScriptedFrontend) -> None:
     fe.attach(fe.widget_comm(), "v1")
     # The first thousand fill the audit ring (bounded at 1000); the second thousand must not grow memory.
@@ -119,11 +142,11 @@ def test_a_thousand_calls_leave_nothing_behind(fe: ScriptedFrontend) -> None:
     # tracemalloc starts first, so blocks allocated by the first batch and freed by the second count.
     fe.check("import gc, tracemalloc\ntracemalloc.start()")
     fe.check("for i in range(1000): sim.set_parameter('speed', i % 50)", timeout=120)
-    fe.check("pass")
+    released(fe)
     fe.check("gc.collect(); before = tracemalloc.get_traced_memory()[0]")
     out = fe.check("ok = sum(sim.set_parameter('speed', i % 50).ok for i in range(1000))\nprint(ok)", timeout=120)
     assert out.strip() == "1000"
-    fe.check("pass")
+    released(fe)
     out = fe.check(
         "gc.collect(); grown = (tracemalloc.get_traced_memory()[0] - before) / 1024\n"
         # ipykernel >= 7.4 keeps a reply route per comm message; older releases have no such table
