@@ -92,13 +92,15 @@ QUICKSTART: list[Cell] = [
 
         Each call checks the value against the target's manifest (type, unit, range), updates the
         kernel's copy, sends it to the page and returns a `ToolResult`. Try other values: the ball
-        changes at once.
+        changes at once. `ok` says the page applied the change; where no view is open (as when this
+        notebook's outputs were stored, headless) the change is *kept, not applied*: `ok` is False,
+        `kept` is True, and the page gets it once the widget is displayed.
         """
     ),
     code(
         """
         result = sim.set_parameter("speed", 12)
-        print(result.ok, result.changed)
+        print(result.ok, result.kept, result.changed)
         """
     ),
     code(

@@ -11,8 +11,12 @@ import os
 import shutil
 import signal
 import subprocess
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from splitbrain_widget._headless_engine import CHROMIUM_ARGS as ENGINE_ARGS
+
+T = TypeVar("T")
 
 # The headless engine's flags (one definition), and --no-sandbox: the tests run as root in CI.
 CHROMIUM_ARGS = ["--no-sandbox", *ENGINE_ARGS]
@@ -67,3 +71,26 @@ def require_browser() -> None:
     if os.environ.get("SPLITBRAIN_REQUIRE_BROWSER") == "1":
         pytest.fail(f"{reason} (SPLITBRAIN_REQUIRE_BROWSER=1, so this is a failure, not a skip)", pytrace=False)
     pytest.skip(reason)
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` on a thread of its own: in the browser layer Playwright's sync API keeps an
+    event loop running on the test's thread, where ``asyncio.run`` refuses to start."""
+    import asyncio
+    import threading
+
+    box: list[Any] = []
+
+    def work() -> None:
+        try:
+            box.append((True, asyncio.run(coroutine)))
+        except BaseException as exc:  # handed to the caller below
+            box.append((False, exc))
+
+    thread = threading.Thread(target=work, name="test-asyncio")
+    thread.start()
+    thread.join()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]

@@ -21,7 +21,7 @@ from splitbrain_widget import _headless_engine as engine_mod
 from splitbrain_widget import registry
 from splitbrain_widget._headless_engine import HeadlessError, HeadlessPage, HeadlessUnavailable
 
-from .browser_env import require_browser
+from .browser_env import require_browser, run_async
 
 browser = pytest.mark.browser
 Message = dict[str, Any]
@@ -493,4 +493,4 @@ def test_usable_from_an_asyncio_loop(open_page: Callable[..., Opened]) -> None:
         assert ticks > 1, "the loop kept running while the page advanced"
         return state
 
-    assert asyncio.run(drive())["t"] == pytest.approx(2, abs=0.02)
+    assert run_async(drive())["t"] == pytest.approx(2, abs=0.02)

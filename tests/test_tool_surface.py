@@ -6,7 +6,6 @@ run unchanged against both, so a host that breaks a tool fails here.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 
 import splitbrain_widget as sb
 
-from .browser_env import require_browser
+from .browser_env import require_browser, run_async
 from .fake_view import FakeView
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
@@ -72,7 +71,7 @@ def test_the_async_twins_take_the_same_path(sim: sb.TargetWidget) -> None:
     async def run() -> sb.ToolResult:
         return await sim.aset_parameter("count", 9)
 
-    result = asyncio.run(run())
+    result = run_async(run())
     assert result.ok and result.state is not None and result.state["settings.count"] == 9
 
 
