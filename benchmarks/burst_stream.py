@@ -100,5 +100,30 @@ def run() -> dict[str, Any]:
     }
 
 
+def burst_runs(n: int) -> dict[str, Any]:
+    """The burst alone, ``n`` times in one JupyterLab session (a fresh widget each time): did every
+    run apply all 10,000 in order, exactly once? ``python -m benchmarks.burst_stream --runs 10``."""
+    from tests.browser.harness import notebook_session
+
+    again = "if 'sim' in globals():\n    sim.close()  # one live page at a time\n" + BURST
+    with notebook_session([SETUP] + [again] * n, name="burst-runs.ipynb") as nb:
+        nb.run_cell(0)
+        runs = [json.loads(nb.run_cell(i, timeout=CELL_TIMEOUT_S).strip().splitlines()[-1]) for i in range(1, n + 1)]
+    perfect = [r["applied"] == r["sent"] == r["replied_ok"] and r["in_order"] and r["duplicates"] == 0 for r in runs]
+    drains = sorted(r["drain_ms"] / 1000 for r in runs)
+    return {
+        "runs": n,
+        "perfect_runs": sum(perfect),
+        "applied": [r["applied"] for r in runs],
+        "drain_s": {"min": round(drains[0], 1), "median": round(drains[n // 2], 1), "max": round(drains[-1], 1)},
+        "total_s": [r["total_s"] for r in runs],
+    }
+
+
 if __name__ == "__main__":
-    print(json.dumps(run(), indent=2))
+    import sys
+
+    if sys.argv[1:2] == ["--runs"]:
+        print(json.dumps(burst_runs(int(sys.argv[2])), indent=2))
+    else:
+        print(json.dumps(run(), indent=2))

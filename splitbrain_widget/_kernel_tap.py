@@ -12,6 +12,11 @@ The frontend, though, keeps a future per sent message until it sees an idle stat
 publish those idle statuses in one batch when the kernel's main loop is next free (never during a
 running cell, so the kernel indicator stays honest and the hot path stays short).
 
+On ipykernel 7.0-7.3 the tap also mends a kernel bug that strands requests (see
+:func:`_send_replies_through_stream`): those kernels write each shell reply raw on the socket the
+shell stream reads, and a request that arrives meanwhile can sit unread until another client
+connects, so a cell never starts (ipython/ipykernel#1554, fixed in 7.4 by #1529).
+
 Verified against ipykernel 7.0.1, 7.3.0 and 7.4.0 (same attribute names in all three). Where the
 attributes are missing, :func:`install` returns False and blocking calls raise a clear error.
 """
@@ -154,6 +159,7 @@ def install(timeout: float = 5.0) -> bool:
 
             tap._splitbrain_tap = True  # type: ignore[attr-defined]
             stream.on_recv(tap, copy=False)
+            _send_replies_through_stream(thread, stream)
             outcome.append(True)
         except Exception:
             log.exception("could not install the shell-channel tap")
@@ -170,6 +176,40 @@ def install(timeout: float = 5.0) -> bool:
         _installed_on = k
         return True
     return False
+
+
+def _send_replies_through_stream(thread: Any, stream: Any) -> bool:
+    """On ipykernel 7.0-7.3, send shell replies through the shell stream instead of raw on its socket.
+
+    Those kernels forward each reply (from the main shell and from subshells) to the client with a
+    raw ``send_multipart`` on the shell ROUTER, the socket a ZMQStream reads requests from. A raw
+    send processes the socket's pending commands and so consumes its edge-triggered read wake-up;
+    the stream, which never saw the send, does not look again, and a request that landed meanwhile
+    stays unread until something else wakes the socket (a new client connection). The cell the
+    frontend just sent never starts. A burst of replies from a page during a cell makes the window
+    common: the kernel tests hung in 2 runs of 3 on 7.3.0. ipykernel 7.4 sends through the stream
+    (ipython/ipykernel#1529); this does the same on the kernels without that fix. Returns whether
+    anything was changed. Runs on the shell-channel thread.
+    """
+    manager = getattr(thread, "_manager", None)
+    if manager is None or hasattr(manager, "_shell_stream") or not hasattr(manager, "_shell_socket"):
+        return False  # 7.4 and later keep the stream the only user of the socket
+    to_main = getattr(manager, "_main_to_shell_channel", None)
+    if to_main is None or not hasattr(to_main, "on_recv"):
+        return False
+
+    def send(msg: list[Any]) -> None:
+        stream.send_multipart(msg, copy=False)
+
+    loop = thread.io_loop
+    manager._send_on_shell_channel = send  # subshells created later bind this attribute
+    to_main.on_recv(loop, send)  # the main shell's replies (bound when the kernel started)
+    with manager._lock_cache:
+        subshells = list(manager._cache.values())
+    for subshell in subshells:  # subshells that exist already
+        subshell.subshell_to_shell_channel.on_recv(loop, send)
+    log.debug("shell replies now go through the shell stream (ipykernel < 7.4)")
+    return True
 
 
 def _parts(k: Any) -> tuple[Any, Any] | None:

@@ -89,7 +89,11 @@ class ScriptedFrontend:
     # -- cells --------------------------------------------------------------------------------
 
     def run(self, code: str, timeout: float = 60, interrupt_after: float | None = None) -> CellResult:
-        """Execute a cell, serving the widget views while it runs; return its output."""
+        """Execute a cell, serving the widget views while it runs; return its output.
+
+        As nbclient does, the cell ends when both its idle status (IOPub) and its execute_reply
+        (shell) have come, so the next request never races the kernel's sending of this reply.
+        """
         msg_id = self.kc.execute(code, store_history=False)
         stdout: list[str] = []
         outputs: list[dict[str, Any]] = []
@@ -100,6 +104,7 @@ class ScriptedFrontend:
         deadline = started + timeout
         interrupted = False
         replied_at: float | None = None
+        idle = False
         while True:
             self._fire_timers()
             if interrupt_after is not None and not interrupted and time.monotonic() > started + interrupt_after:
@@ -107,6 +112,8 @@ class ScriptedFrontend:
                 interrupted = True
             if replied_at is None and self._execute_replied(msg_id):
                 replied_at = time.monotonic()
+            if idle and replied_at is not None:
+                break
             if replied_at is not None and time.monotonic() > replied_at + IOPUB_GRACE_S:
                 # As nbclient does (iopub_timeout): the cell ended (its execute_reply came), but its idle
                 # status never arrived on IOPub. Say so; the test's own checks judge what did arrive.
@@ -120,7 +127,8 @@ class ScriptedFrontend:
                 raise TimeoutError(
                     "(the kernel's execute_reply did not arrive on the shell channel either) "
                     f"cell did not finish within {timeout} s:\n{code}\nstdout so far: {''.join(stdout)}\n"
-                    f"requests seen: {len(requests)}, replies sent: {len(self.sent_reply_ids)}\n{self.thread_dump()}"
+                    f"requests seen: {len(requests)}, replies sent: {len(self.sent_reply_ids)}\n"
+                    f"{self.stranded_probe(msg_id)}\n{self.thread_dump()}"
                 )
             try:
                 msg = self.kc.get_iopub_msg(timeout=0.05)
@@ -132,7 +140,9 @@ class ScriptedFrontend:
             if kind == "status":
                 status_parents.append(f"{content['execution_state']}:{msg['parent_header'].get('msg_type', '')}")
                 if parent_id == msg_id and content["execution_state"] == "idle":
-                    break
+                    idle = True
+                    if replied_at is None and self._execute_replied(msg_id, max(0.0, deadline - time.monotonic())):
+                        replied_at = time.monotonic()
                 continue
             if kind == "comm_open":
                 self.comms[content["comm_id"]] = dict(content["data"].get("state", {}))
@@ -150,15 +160,43 @@ class ScriptedFrontend:
                 error = content
         return CellResult("".join(stdout), outputs, error, requests, status_parents)
 
-    def _execute_replied(self, msg_id: str) -> bool:
-        """Whether the kernel's execute_reply to ``msg_id`` came back on the shell channel (drains it)."""
+    def _execute_replied(self, msg_id: str, wait_s: float = 0.0) -> bool:
+        """Whether the kernel's execute_reply to ``msg_id`` came back on the shell channel within
+        ``wait_s`` (drains the channel)."""
+        deadline = time.monotonic() + wait_s
         while True:
             try:
-                reply = self.kc.get_shell_msg(timeout=0)
+                reply = self.kc.get_shell_msg(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 return False
             if reply["parent_header"].get("msg_id") == msg_id:
                 return True
+
+    def stranded_probe(self, msg_id: str, wait_s: float = 10.0) -> str:
+        """Whether a request of ours sits unread in the kernel's shell socket (for a cell that hangs).
+
+        ipykernel 7.0-7.3 wrote shell replies raw on the ROUTER that a ZMQStream reads, which can
+        consume the stream's edge-triggered wake-up: a request that arrived then stays unread until
+        something else wakes the socket, such as a new connection (ipython/ipykernel#1554, fixed in
+        7.4 by #1529). Connect a second client, ask it for kernel_info, and see whether the cell's
+        execute_reply then comes.
+        """
+        from jupyter_client.session import Session
+
+        probe = self.km.client(
+            session=Session(key=self.km.session.key, signature_scheme=self.km.session.signature_scheme)
+        )
+        probe.start_channels()
+        try:
+            probe.kernel_info()
+            if self._execute_replied(msg_id, wait_s):
+                return (
+                    "stranded request: the execute_reply came only after a second client connected, so the"
+                    " execute_request had sat unread in the kernel's shell socket (ipython/ipykernel#1554)"
+                )
+            return f"not a stranded request: no execute_reply within {wait_s} s of a second client connecting"
+        finally:
+            probe.stop_channels()
 
     def thread_dump(self) -> str:
         """Every thread of the kernel, as py-spy sees it (for a cell that hangs), or why there is none."""
