@@ -144,11 +144,13 @@ def test_shell_replies_go_through_the_shell_stream(fe: ScriptedFrontend) -> None
 
 def test_a_thousand_calls_leave_nothing_behind(fe: ScriptedFrontend) -> None:
     fe.attach(fe.widget_comm(), "v1")
-    # The first thousand fill the audit ring (bounded at 1000); the second thousand must not grow memory.
+    # The first thousand fill every bounded ring: the audit (1000) and the tap's replay guard (4096
+    # signatures, cut to 500 here so that it is full too); the second thousand must not grow memory.
     # Between batches an empty cell lets the kernel publish the idle statuses the tap owes the frontend
     # and the frontend read them, so what is measured is what stays, not what is in flight.
     # tracemalloc starts first, so blocks allocated by the first batch and freed by the second count.
-    fe.check("import gc, tracemalloc\ntracemalloc.start()")
+    fe.check("import gc, tracemalloc\nfrom splitbrain_widget import _kernel_tap\n_kernel_tap.MAX_SEEN_SIGNATURES = 500")
+    fe.check("tracemalloc.start()")
     fe.check("for i in range(1000): sim.set_parameter('speed', i % 50)", timeout=120)
     released(fe)
     fe.check("gc.collect(); before = tracemalloc.get_traced_memory()[0]")
@@ -159,9 +161,11 @@ def test_a_thousand_calls_leave_nothing_behind(fe: ScriptedFrontend) -> None:
         "gc.collect(); grown = (tracemalloc.get_traced_memory()[0] - before) / 1024\n"
         # ipykernel >= 7.4 keeps a reply route per comm message; older releases have no such table
         "routes = len(getattr(sim.comm, '_reply_subshell_ids', {}))\n"
-        "print(len(sim.bridge.pending), len(sim.bridge.views), routes, len(sim.audit), round(grown))"
+        "print(len(sim.bridge.pending), len(sim.bridge.views), routes, len(sim.audit), len(_kernel_tap._seen_order),"
+        " round(grown))"
     )
-    pending, views, routes, audit, grown_kib = out.split()
-    assert (pending, views, routes, audit) == ("0", "1", "0", "1000")
+    pending, views, routes, audit, seen, grown_kib = out.split()
+    assert (pending, views, routes, audit, seen) == ("0", "1", "0", "1000", "500")
+    print(f"memory grown over the second thousand calls: {grown_kib} KiB")
     assert int(grown_kib) < 256, f"memory grew {grown_kib} KiB over the second thousand calls"
     survived(fe, 49)
