@@ -224,6 +224,28 @@ class Bridge:
         with self._lock:
             return [v for v in self.views.values() if v.ready and v.protocol == PROTOCOL_VERSION]
 
+    def mismatched_views(self) -> list[ViewInfo]:
+        """The attached views that speak another protocol version (they are never sent a request)."""
+        with self._lock:
+            return [v for v in self.views.values() if v.protocol != PROTOCOL_VERSION]
+
+    def still_pending(self, request_ids: set[str]) -> set[str]:
+        """Those of ``request_ids`` that are pending still."""
+        with self._lock:
+            return {request_id for request_id in request_ids if request_id in self.pending}
+
+    def drop_view(self, view_id: str) -> None:
+        """Forget a view that is being closed (a headless page a notebook view took over from), before its
+        own ``detached`` arrives: from now on it counts as no view and is asked nothing."""
+        with self._lock:
+            if self.views.pop(view_id, None) is not None:
+                self._notify_locked(VIEWS)
+
+    def wake(self) -> None:
+        """Wake every waiter: something their predicates read changed outside the bridge."""
+        with self._lock:
+            self._notify_locked()
+
     def forget_views(self) -> None:
         """Drop every view (the target changed: the views reload and announce themselves again)."""
         with self._lock:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
@@ -22,7 +23,7 @@ import traitlets
 from . import _kernel_tap
 from ._audit import AuditEntry, AuditLog
 from ._bridge import Bridge, PendingRequest
-from ._chat import POLICIES, ChatController, policy_for
+from ._chat import POLICIES, ChatController
 from ._host import CommHost, ViewHost
 from ._later import LATER
 from ._pacing import PACER, Ticket
@@ -49,6 +50,9 @@ from .protocol import (
 )
 from .registry import Target, TargetError, list_targets, load_target
 
+if TYPE_CHECKING:
+    from .headless import HeadlessFallback
+
 log = logging.getLogger("splitbrain_widget")
 
 _STATIC = Path(__file__).parent / "static"
@@ -56,6 +60,8 @@ SYNC_INTERVAL_S = 0.1  # while a burst runs, the views get the state at most thi
 ECHO_DELAY_S = 0.03  # a call's echo to the views waits this long for a pause between calls ...
 ECHO_MAX_DELAY_S = 0.5  # ... and no longer than this
 NO_VIEW_MESSAGE = "no view of the widget is displayed; the change is kept and applies when the widget is displayed"
+ENV_HEADLESS = "SPLITBRAIN_HEADLESS"  # "1": every widget without a view runs its calls on a headless page
+NOT_KEPT = ("target_error", "cancelled")  # the page gave the change back, or the call was taken back
 
 
 class _Wait:
@@ -89,6 +95,14 @@ class TargetWidget(anywidget.AnyWidget):
             ``Agent(sim)`` (the offline planner unless ``SPLITBRAIN_MODEL`` says otherwise).
         approval: a policy per parameter path, leaf name or tool (``"auto"``, ``"ask"``, ``"deny"``;
             ``"*"`` for the rest): "ask" shows Approve / Deny in the panel before the agent's change runs.
+        headless: while no view is displayed, run the calls on a headless page (Chromium, virtual
+            clock, seed 0) that a notebook view takes over when one appears; None (the default)
+            follows ``SPLITBRAIN_HEADLESS=1``. See :class:`~splitbrain_widget.headless.HeadlessFallback`.
+
+    Raises:
+        HeadlessUnavailable: ``headless=True`` where Chromium or playwright is missing (with
+            ``SPLITBRAIN_HEADLESS=1`` the widget works with views, and a call without one answers
+            ``no_view`` with the install hint instead).
     """
 
     _esm = _STATIC / "widget.js"
@@ -116,6 +130,7 @@ class TargetWidget(anywidget.AnyWidget):
         attach_timeout: float = 5.0,
         chat: bool = False,
         approval: dict[str, str] | None = None,
+        headless: bool | None = None,
         **kwargs: Any,
     ) -> None:
         if isinstance(targets_dir, str | Path):
@@ -129,6 +144,7 @@ class TargetWidget(anywidget.AnyWidget):
         self._target = loaded
         self._displayed_at: float | None = None
         self._displayed_by_frontend = False
+        self._view_expected_until = 0.0  # see expect_view
         self._trait_lock = threading.RLock()
         self._state_sync_pending = False
         self._synced_state_version = 0
@@ -139,6 +155,11 @@ class TargetWidget(anywidget.AnyWidget):
         self._echo_since = 0.0
         self.bridge = Bridge(on_change=self._schedule_state_sync)
         self.host: ViewHost = CommHost(self)
+        self._fallback: HeadlessFallback | None = None
+        if headless or (headless is None and os.environ.get(ENV_HEADLESS, "").strip() == "1"):
+            from .headless import HeadlessFallback
+
+            self._fallback = HeadlessFallback(self, required=bool(headless))
         self._chat: ChatController | None = None
         self._streamer = Streamer(lambda batch: self.set_parameters(batch))
         super().__init__(height=height, approval=dict(approval or {}), **self._target_traits(loaded), **kwargs)
@@ -248,25 +269,13 @@ class TargetWidget(anywidget.AnyWidget):
         """The agent answering the chat panel (None until the first message or :meth:`chat`)."""
         return self._chat.agent if self._chat is not None else None
 
-    async def _check_approval(self, tool: str, arguments: dict[str, Any]) -> ToolResult | None:
-        """The approval policy's verdict on an agent's call: None to go ahead, or a ``denied`` result."""
-        policies = dict(self.approval)
-        if not policies or tool not in ("set_parameters", "reset", "select_target"):
-            return None
-        paths: list[str] = []
-        if tool == "set_parameters":
-            for name in (arguments.get("values") or {}) if isinstance(arguments.get("values"), dict) else {}:
-                try:
-                    paths.append(self.schema.resolve(name).path)
-                except ParameterError:
-                    paths.append(name)
-        level, asking = policy_for(policies, tool, paths)
-        if level == "auto":
-            return None
-        if level == "deny":
-            return ToolResult.failure("denied", f"the approval policy denies changing {', '.join(asking)}", op=tool)
-        approved, why = await self._controller().approve(tool, arguments, asking)
-        return None if approved else ToolResult.failure("denied", why, op=tool)
+    async def ask_approval(self, tool: str, arguments: dict[str, Any], asking: list[str]) -> tuple[bool, str]:
+        """Show Approve / Deny for an agent's call in the chat panel and wait for the click: (approved, why).
+
+        Denied at once, saying so, where no notebook view shows the panel (a headless page has none)."""
+        if not self.notebook_views:
+            return False, "approval is needed for " + ", ".join(asking) + " but no view of the widget is open"
+        return await self._controller().approve(tool, arguments, asking)
 
     @traitlets.validate("approval")
     def _validate_approval(self, proposal: Any) -> dict[str, str]:
@@ -289,9 +298,31 @@ class TargetWidget(anywidget.AnyWidget):
         return self._target.manifest
 
     @property
+    def targets_dirs(self) -> tuple[str | Path, ...]:
+        """The extra folders searched for targets (``targets_dir=``), before ``SPLITBRAIN_TARGETS`` and built-ins."""
+        return self._targets_dirs
+
+    @property
     def views(self) -> int:
-        """How many views of this widget are attached right now."""
+        """How many views of this widget are attached right now (a headless page counts as one)."""
         return len(self.bridge.live_views())
+
+    @property
+    def notebook_views(self) -> int:
+        """How many notebook views are attached: the views that are not headless pages (they show the chat panel)."""
+        headless = self._headless_view_ids()
+        return sum(1 for view in self.bridge.live_views() if view.view_id not in headless)
+
+    def _headless_view_ids(self) -> set[str]:
+        page = self._fallback.view_id if self._fallback is not None else None
+        return {page} if page is not None else set()
+
+    def expect_view(self, timeout: float) -> None:
+        """A view is on its way (a headless page starting, say): for the next ``timeout`` seconds a call
+        that finds no view waits for one to attach, within its own deadline, instead of answering
+        ``no_view`` at once. ``expect_view(0)`` ends the wait."""
+        self._view_expected_until = time.monotonic() + timeout
+        self.bridge.wake()
 
     # -- operations (one implementation for both drivers) -------------------------------------
 
@@ -383,10 +414,17 @@ class TargetWidget(anywidget.AnyWidget):
                     self.values = {**self.values, **commit}
 
         base: dict[str, Any] = {"op": op, "target": self.target_id, "changed": changed or {}}
-        if not self.bridge.live_views() and self._expect_view_soon():
+        fallback = self._fallback
+        if fallback is not None and not self.bridge.live_views() and not self._notebook_view_expected():
+            fallback.start()  # a headless page, unless one is on its way; it calls expect_view
+        attach_by = self._attach_deadline()
+        if not self.bridge.live_views() and attach_by is not None:
             write_values()  # not the hot path: keep the value even if this wait is interrupted
-            attach_by = min(self._displayed_at + self.attach_timeout, deadline)  # type: ignore[operator]
-            yield _Wait(lambda: bool(self.bridge.live_views()), attach_by)
+            lost = fallback.lost if fallback is not None else lambda: False
+            yield _Wait(
+                lambda: bool(self.bridge.live_views()) or lost() or self._attach_deadline() is None,
+                min(attach_by, deadline),
+            )
         if not self.bridge.live_views():
             write_values()
             return self._not_delivered(op, needs_view, base)
@@ -397,7 +435,9 @@ class TargetWidget(anywidget.AnyWidget):
                 write_values(defer_echo=True)
                 if pending.settled:  # e.g. the last view closed while this waited for its turn: kept
                     return
-                self.host.send_request(request(pending.id, op, payload))
+                message = request(pending.id, op, payload)
+                if fallback is None or not fallback.send_request(message):  # one home per call
+                    self.host.send_request(message)
 
         finished = submitted = False
         stuck = "queued"  # where the call is: for the message of a timeout
@@ -435,6 +475,8 @@ class TargetWidget(anywidget.AnyWidget):
             if not self.bridge.pending:  # the last call of a burst updates the state; meanwhile it is throttled
                 self._update_state()
                 self._schedule_echo()
+            if fallback is not None:
+                fallback.call_settled()  # a notebook view took over: the page may close now
         refused = pending.reply is not None and pending.reply.error is not None
         if refused and commit and pending.reply.error.code == "target_error":  # type: ignore[union-attr]
             self._restore(commit, previous)
@@ -443,7 +485,7 @@ class TargetWidget(anywidget.AnyWidget):
     def _not_delivered(self, op: Op, needs_view: bool, base: dict[str, Any]) -> ToolResult:
         """No view to send to: a change is kept, not applied, and the code says why."""
         change = op != "state"
-        mismatched = [v for v in self.bridge.views.values() if v.protocol != PROTOCOL_VERSION]
+        mismatched = self.bridge.mismatched_views()
         if mismatched:
             return ToolResult.failure(
                 "protocol_mismatch",
@@ -454,6 +496,11 @@ class TargetWidget(anywidget.AnyWidget):
                 kept=change,
                 **base,
             )
+        if self._fallback is not None:
+            why = self._fallback.not_delivered(change)
+            if why is not None:
+                code, message, hint = why
+                return ToolResult.failure(code, message, hint=hint, applied=False, kept=change, **base)
         if needs_view or not change:
             return ToolResult.failure(
                 "no_view",
@@ -487,20 +534,17 @@ class TargetWidget(anywidget.AnyWidget):
                 **base,
             )
         if reply is not None and reply.error is not None:
-            # not_ready from a view (a stopped or reloading page) keeps the change; target_error gave it back
-            kept = change and reply.error.code != "target_error"
             return ToolResult(
                 ok=False,
                 error=reply.error,
                 applied=False,
-                kept=kept,
+                kept=_kept(pending.op, reply.error.code),
                 views_applied=applied,
                 answered_by=reply.view_id,
                 **base,
             )
         if failure is not None:
-            kept = change and failure.code in ("no_view", "not_ready", "timeout")
-            return ToolResult(ok=False, error=failure, applied=False, kept=kept, **base)
+            return ToolResult(ok=False, error=failure, applied=False, kept=_kept(pending.op, failure.code), **base)
         kept_text = " The change is kept and applies once the target is ready." if change else ""
         if not self.bridge.ready_views():
             return ToolResult.failure(
@@ -524,11 +568,27 @@ class TargetWidget(anywidget.AnyWidget):
     def _done(self, result: ToolResult) -> ToolResult:
         return result.model_copy(update={"target": self.target_id})
 
-    def _expect_view_soon(self) -> bool:
-        """A view is worth waiting for: displayed moments ago, and some widget frontend is connected."""
+    def _attach_deadline(self) -> float | None:
+        """Until when a call that finds no view waits for one to attach; None: no view is worth waiting for.
+
+        A view is on its way when :meth:`expect_view` said so, or when the widget was displayed
+        moments ago and some widget frontend is connected."""
+        if time.monotonic() < self._view_expected_until:
+            return self._view_expected_until
+        end = self._display_window()
+        if end is not None and (self.bridge.ever_attached or self._notebook_view_expected()):
+            return end
+        return None
+
+    def _notebook_view_expected(self) -> bool:
+        """Displayed by a notebook frontend moments ago: its view is on its way (no headless page needed)."""
+        return self._display_window() is not None and (self._displayed_by_frontend or _frontend_connected())
+
+    def _display_window(self) -> float | None:
+        """When the last display's wait for its view ends, while it has not ended."""
         if self._displayed_at is None or time.monotonic() > self._displayed_at + self.attach_timeout:
-            return False
-        return self._displayed_by_frontend or _frontend_connected() or self.bridge.ever_attached
+            return None
+        return self._displayed_at + self.attach_timeout
 
     # -- drivers ---------------------------------------------------------------------------
 
@@ -616,6 +676,8 @@ class TargetWidget(anywidget.AnyWidget):
             if message.type == "attached":
                 self._check_protocol(message)
             self.bridge.handle_event(message)
+            if self._fallback is not None:
+                self._fallback.on_event(message)
         elif isinstance(message, ChatMessage):
             self._controller().on_chat(message.text)
         elif isinstance(message, CancelMessage):
@@ -754,6 +816,8 @@ class TargetWidget(anywidget.AnyWidget):
         if change.get("new") is None:
             _kernel_tap.unregister(self._comm_id)
             self.bridge.fail_all("cancelled", "the widget was closed")
+            if self._fallback is not None:
+                self._fallback.close()
 
     def __repr__(self) -> str:
         return f"<TargetWidget {self.target_id!r}: {self.views} view(s), values={self.values}>"
@@ -762,6 +826,13 @@ class TargetWidget(anywidget.AnyWidget):
 def _changed(manifest: Manifest, path: str, value: Any) -> ChangedValue:
     unit = manifest.parameters[path].unit
     return {"value": value, "unit": unit} if unit else {"value": value}
+
+
+def _kept(op: Op, code: str) -> bool:
+    """Whether a change that was not applied stays in the kernel's values and reaches the page later:
+    yes (a missing, stopped or slow page), unless the page refused it (``target_error``: the values
+    it replaced came back) or the call was taken back (``cancelled``). A state request changes nothing."""
+    return op != "state" and code not in NOT_KEPT
 
 
 def _cancelled(name: str) -> ToolResult:
