@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-SECTIONS = ["costs", "roundtrip_scripted", "agent_efficiency", "browser", "burst_stream", "target_fps"]
+SECTIONS = ["costs", "roundtrip_scripted", "agent_efficiency", "browser", "burst_stream", "target_fps", "headless"]
 START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
 READING_PREFIX = "Reading these:"
 HISTORY_KEEP = 20  # runs kept per section in results.json["history"]
@@ -69,6 +69,14 @@ HEADLINES: dict[str, list[str]] = {
         "roundtrip_browser_echo_per_call_nodelay_off_ms.median",
     ],
     "burst_stream": ["burst.applied", "burst.drain_ms", "stream.applied", "stream.applied_per_s", "stream.fps"],
+    "headless": [
+        "headless.roundtrip_ms.median",
+        "headless.roundtrip_ms.p99",
+        "headless.sweep.points_per_s_1_page",
+        "headless.sweep.points_per_s_n_pages",
+        "headless.advance.sim_s_per_wall_s",
+        "headless.dask.ratio",
+    ],
 }
 Stamp = dict[str, Any]
 

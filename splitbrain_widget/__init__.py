@@ -12,6 +12,11 @@ from .manifest import Manifest, ManifestError, Observable, Parameter, ParameterE
 from .protocol import PROTOCOL_VERSION, ErrorInfo, ToolResult
 from .registry import Target, TargetError, TargetInfo, list_targets, load_target
 
+# Not behind __getattr__: the function shares its module's name, and a lazy attribute would be
+# replaced by the module the moment anything imported splitbrain_widget.sweep. The module itself is
+# light (pandas and tqdm come with a sweep's run, dask only with a client).
+from .sweep import sweep
+
 if TYPE_CHECKING:
     from .agent import Agent, AgentResult
     from .headless import HeadlessTarget
@@ -37,6 +42,7 @@ __all__ = [
     "ToolResult",
     "list_targets",
     "load_target",
+    "sweep",
 ]
 
 

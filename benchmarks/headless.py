@@ -1,0 +1,143 @@
+"""Headless pages: one call's round trip, sweep throughput, advance's speed-up, and Dask against local.
+
+- round trip: blocking ``set_parameter`` on a HeadlessTarget (bouncer) until its reply, one call at a
+  time: median, p95, p99 of 500 calls after 20 warm-up calls;
+- sweep: points per second of ``sb.sweep`` on projectile (1,120 points, no advance), on 1 page and on
+  the default number of pages, alternated (1, N, 1, N) and the median of each; Chromium is already up
+  (a warm-up sweep runs first), the sweep's own pages open inside the timing, as for a caller;
+- advance: simulated seconds per wall second of ``advance(60)`` on the pendulum target, at the
+  display's 60 frames per simulated second and at 10 (the built-in targets' results do not change);
+  it runs after the sweeps, on a host page the engine reused: spot checks on a fresh engine's first
+  page ran 10-40x slower at 60 fps, with the same physics (a question for the engine, not the sweep);
+- dask: the same sweep on ``LocalCluster(n_workers=2, processes=True, threads_per_worker=1)`` once its
+  workers' browsers and pages are up (a warm-up sweep), its points per second over the local run's,
+  and whether the two tables are identical.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from typing import Any
+
+from ._stats import summary
+
+ROUNDTRIP_CALLS = 520  # the first 20 are warm-up and dropped
+SWEEP_GRID: dict[str, Any] = {"angle": [10 + i / 4 for i in range(280)], "speed": [10, 20, 30, 40]}
+SWEEP_ROUNDS = 2
+ADVANCE_S = 60.0
+ADVANCE_RUNS = 3
+
+
+def roundtrip() -> dict[str, float]:
+    import splitbrain_widget as sb
+
+    samples = []
+    with sb.HeadlessTarget("bouncer") as sim:
+        for i in range(ROUNDTRIP_CALLS):
+            started = time.perf_counter()
+            result = sim.set_parameter("speed", i % 50)
+            samples.append((time.perf_counter() - started) * 1000)
+            assert result.ok and result.views_applied == 1, result
+    return summary(samples[20:])
+
+
+def timed_sweep(**kwargs: Any) -> tuple[float, Any]:
+    """Points per second of one sweep of SWEEP_GRID, and its table."""
+    import splitbrain_widget as sb
+
+    started = time.perf_counter()
+    df = sb.sweep("projectile", SWEEP_GRID, progress=False, **kwargs)
+    elapsed = time.perf_counter() - started
+    assert df["ok"].all(), df[~df["ok"]].head()
+    return round(len(df) / elapsed, 1), df
+
+
+def sweep_throughput() -> tuple[dict[str, Any], Any]:
+    from splitbrain_widget import _sweep_pages
+    from splitbrain_widget.sweep import _check_pages
+
+    n_pages = _check_pages(None, None)
+    timed_sweep(pages=1)  # warm-up: Chromium starts here, not inside a timing
+    runs: dict[str, list[float]] = {"1": [], str(n_pages): []}
+    tables = []
+    for _ in range(SWEEP_ROUNDS):
+        for pages in (1, n_pages):
+            rate, df = timed_sweep(pages=pages)
+            runs[str(pages)].append(rate)
+            tables.append(df)
+    identical = all(df.equals(tables[0]) for df in tables)
+    figures = {
+        "target": "projectile",
+        "points": len(tables[0]),
+        "n_pages": n_pages,
+        "pipeline_depth": _sweep_pages.PIPELINE_DEPTH,
+        "points_per_s_1_page": round(statistics.median(runs["1"]), 1),
+        "points_per_s_n_pages": round(statistics.median(runs[str(n_pages)]), 1),
+        "runs": runs,
+        "identical": identical,
+    }
+    return figures, tables[-1]
+
+
+def advance_speed() -> dict[str, Any]:
+    import splitbrain_widget as sb
+
+    out: dict[str, Any] = {"target": "pendulum", "simulated_s": ADVANCE_S}
+    for fps, key in ((None, "sim_s_per_wall_s"), (10, "sim_s_per_wall_s_10fps")):
+        rates = []
+        with sb.HeadlessTarget("pendulum", fps=fps) as sim:
+            sim.advance(0)  # the page is ready
+            for _ in range(ADVANCE_RUNS):
+                started = time.perf_counter()
+                state = sim.advance(ADVANCE_S)
+                rates.append(ADVANCE_S / (time.perf_counter() - started))
+                assert state["t"] > 0, state
+        out[key] = round(statistics.median(rates), 1)
+    return out
+
+
+def dask_against_local(local_rate: float, local_table: Any) -> dict[str, Any]:
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0", worker_dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        import splitbrain_widget as sb
+
+        sb.sweep("projectile", {"angle": range(10, 80), "speed": [20, 30]}, client=client, progress=False)  # warm-up
+        rate, df = timed_sweep(client=client)
+    return {
+        "workers": 2,
+        "pages_per_worker": 2,
+        "points": len(df),
+        "points_per_s": rate,
+        "local_points_per_s": local_rate,
+        "ratio": round(rate / local_rate, 2),
+        "identical": bool(df.equals(local_table)),
+    }
+
+
+def run() -> dict[str, Any]:
+    from splitbrain_widget._headless_engine import shutdown_engine
+
+    try:
+        figures: dict[str, Any] = {"roundtrip_ms": roundtrip()}
+        figures["sweep"], table = sweep_throughput()
+        figures["advance"] = advance_speed()
+        figures["dask"] = dask_against_local(figures["sweep"]["points_per_s_n_pages"], table)
+    finally:
+        shutdown_engine()
+    figures["note"] = (
+        "2-core machine shared with other work; sweep rates include opening the sweep's pages; dask ratio is "
+        "the cluster's points/s over the local run's (default pages) on the same grid"
+    )
+    return {"headless": figures}
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))
