@@ -62,8 +62,9 @@ kernel-matrix: $(STAMP)
 browser: $(STAMP)
 	$(PY) -m pytest -q -m browser tests
 
+## make notebooks: nbval on notebooks/, their calls on headless pages (notebooks/conftest.py: skips without Chromium)
 notebooks: $(STAMP)
-	$(PY) -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
+	SPLITBRAIN_HEADLESS=1 $(PY) -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

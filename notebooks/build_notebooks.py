@@ -8,9 +8,11 @@ change to the package or to a built-in target::
     .venv/bin/python notebooks/build_notebooks.py --no-execute    # cells only, no outputs
 
 Each notebook is built with nbformat and executed with nbclient in this folder, the way nbval runs
-it: no frontend (so no view of any widget), no API key (the generator removes the provider keys and
-``SPLITBRAIN_MODEL`` from the kernel's environment) and no network. The stored outputs are the ones
-``make notebooks`` (nbval, with ``sanitize.cfg``) compares against. Cell ids are stable, and the
+it: no frontend (so no notebook view of any widget), ``SPLITBRAIN_HEADLESS=1`` (so every widget runs
+its calls on a seeded page in headless Chromium, on a virtual clock: the outputs are what the
+pages measured), no API key (the generator removes the provider keys and ``SPLITBRAIN_MODEL`` from
+the kernel's environment) and no network. The stored outputs are the ones ``make notebooks``
+(nbval, with ``sanitize.cfg`` and ``conftest.py``) compares against. Cell ids are stable, and the
 widget state and execution timings nbclient records are stripped and widget model ids made stable,
 so a regeneration only changes what really changed (and the clock times in robustness.ipynb's
 audit log).
@@ -31,6 +33,7 @@ from nbclient import NotebookClient
 HERE = Path(__file__).resolve().parent
 KERNEL_NAME = "python3"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+HEADLESS = "SPLITBRAIN_HEADLESS"  # the notebooks' calls run on headless pages (see conftest.py)
 # Environment variables that would change what the notebooks print (see real_models.ipynb).
 ENVIRONMENT_DEPENDENT = (
     "OPENAI_API_KEY",
@@ -92,9 +95,10 @@ QUICKSTART: list[Cell] = [
 
         Each call checks the value against the target's manifest (type, unit, range), updates the
         kernel's copy, sends it to the page and returns a `ToolResult`. Try other values: the ball
-        changes at once. `ok` says the page applied the change; where no view is open (as when this
-        notebook's outputs were stored, headless) the change is *kept, not applied*: `ok` is False,
-        `kept` is True, and the page gets it once the widget is displayed.
+        changes at once. `ok` says the page applied the change. Where no view is open the change is
+        *kept, not applied* (`ok` False, `kept` True) and the page gets it once the widget is
+        displayed, unless `SPLITBRAIN_HEADLESS=1` is set: then a page in headless Chromium answers
+        until a view appears. That is how this notebook's stored outputs were made.
         """
     ),
     code(
@@ -142,8 +146,8 @@ QUICKSTART: list[Cell] = [
     md(
         """
         `fetch_state()` asks the live page what it observes (for the bouncer: where the ball is and how
-        often it hit a wall). With no view open, for example when this notebook runs headless, it says
-        so instead of waiting.
+        often it hit a wall). On a headless page time stands still between calls, so there the ball
+        is still where it started.
         """
     ),
     code(
@@ -212,6 +216,8 @@ QUICKSTART: list[Cell] = [
 
         - `teaching_projectile.ipynb`: steer a projectile to land at 50 m, with the physics explained.
         - `your_own_target.ipynb`: write a target of your own in a few lines of HTML.
+        - `sweeps.ipynb`: measure a target over a grid of values on headless pages, plot it, and run
+          the same sweep on a Dask cluster.
         - `real_models.ipynb`: OpenAI, Anthropic, Google, Ollama and local servers.
         - `robustness.ipynb`: retries, the loop guard, approval, the audit log and cancelling.
         """
@@ -285,14 +291,11 @@ TEACHING_PROJECTILE: list[Cell] = [
         g = sim.values["environment.gravity"]
         speed = round(math.sqrt(GOAL * g / math.sin(math.radians(2 * 45))), 3)
         sim.set_parameters({"angle": 45, "speed": speed})
-        predicted = textbook_range(speed, 45, g)
-        print(f"speed {speed} m/s at 45°: the formula predicts {predicted:.2f} m")
+        print(f"speed {speed} m/s at 45°: the formula predicts {textbook_range(speed, 45, g):.2f} m")
 
         state = sim.fetch_state()
-        if state.ok:
-            print(f"the page measured {state.state['range']:.2f} m")
-        else:
-            print("no live view: showing the formula's prediction")
+        assert state.ok, state  # no page to ask: display the widget, or set SPLITBRAIN_HEADLESS=1
+        print(f"the page measured {state.state['range']:.2f} m")
         """
     ),
     md(
@@ -302,47 +305,13 @@ TEACHING_PROJECTILE: list[Cell] = [
         Air pushes against the motion, harder the faster the ball goes: with quadratic drag the
         acceleration is $\\vec a = -g\\,\\hat y - k\\,|\\vec v|\\,\\vec v$. The ball lands short, comes
         down steeper than it went up, and the best angle drops below 45° (a flatter launch spends less
-        time in the air losing speed). There is no formula for $R$ any more, so the page integrates the
-        motion step by step (RK4). Here is the same method in a few lines of Python, to check the page
-        against and to stand in for it when no view is open.
-        """
-    ),
-    code(
-        """
-        def flight_range(speed, angle, gravity=9.81, drag=0.0, dt=1e-3):
-            \"\"\"Where a ball launched from the ground lands, with quadratic drag k: RK4 steps of dt seconds.\"\"\"
+        time in the air losing speed). There is no formula for $R$ any more: the page integrates the
+        motion step by step (RK4), and we read what it measures.
 
-            def rate(s):  # s = [x, y, vx, vy] -> its time derivative
-                x, y, vx, vy = s
-                v = math.hypot(vx, vy)
-                return [vx, vy, -drag * v * vx, -gravity - drag * v * vy]
-
-            def moved(s, k, h):
-                return [a + h * b for a, b in zip(s, k)]
-
-            s = [0.0, 0.0, speed * math.cos(math.radians(angle)), speed * math.sin(math.radians(angle))]
-            while True:
-                k1 = rate(s)
-                k2 = rate(moved(s, k1, dt / 2))
-                k3 = rate(moved(s, k2, dt / 2))
-                k4 = rate(moved(s, k3, dt))
-                new = [a + dt / 6 * (b + 2 * c + 2 * d + e) for a, b, c, d, e in zip(s, k1, k2, k3, k4)]
-                if new[1] < 0:  # it crossed the ground during this step: interpolate where
-                    return s[0] + (new[0] - s[0]) * s[1] / (s[1] - new[1])
-                s = new
-
-
-        print(f"without drag: {flight_range(speed, 45):.2f} m (formula: {predicted:.2f} m)")
-        print(f"with k = 0.02 1/m: {flight_range(speed, 45, drag=0.02):.2f} m")
-        """
-    ),
-    md(
-        """
         ## Steer by reading the observable
 
-        Now turn drag on and correct the speed until the ball lands at 50 m. `measure()` changes the
-        page and reads the `range` it reports in its reply; headless, with no page to ask, it uses the
-        Python model instead.
+        Turn drag on and correct the speed until the ball lands at 50 m. `measure()` changes the page
+        and reads the `range` it reports in its reply.
 
         The first correction assumes the range still grows like $v^2$ and scales the speed by
         $\\sqrt{50 / R}$. After that, each step draws a straight line through the last two tries and
@@ -352,17 +321,13 @@ TEACHING_PROJECTILE: list[Cell] = [
     code(
         """
         def measure(**values):
-            \"\"\"Set values, then return the range: the page's observable, or the Python model's.\"\"\"
+            \"\"\"Set values on the page and return the range it measured.\"\"\"
             reply = sim.set_parameters(values)
-            if reply.state and "range" in reply.state:
-                return reply.state["range"]
-            v = sim.values
-            return flight_range(
-                v["launch.speed"], v["launch.angle"], v["environment.gravity"], v["environment.drag"]
-            )
+            assert reply.ok, reply  # no page to ask: display the widget, or set SPLITBRAIN_HEADLESS=1
+            return reply.state["range"]
 
 
-        print("reading the range from", "the page" if sim.views else "the Python model (no live view)")
+        print("reading the range from the page, with k = 0.02 1/m")
         sim.set_parameter("drag", 0.02)
         tries = []  # (speed, range)
         for step in range(1, 11):
@@ -393,12 +358,43 @@ TEACHING_PROJECTILE: list[Cell] = [
     ),
     md(
         """
+        ## Every angle at once
+
+        `sb.sweep` measures a whole grid of values on headless pages of the same target (in Chromium,
+        beside this one) and returns a pandas table, one row per point. Starting from this widget's
+        values (the speed we found), it tries every angle from 10° to 80° without drag and with
+        $k = 0.02$ 1/m:
+        """
+    ),
+    code(
+        """
+        import matplotlib.pyplot as plt
+
+        table = sb.sweep(sim, {"drag": [0, 0.02], "angle": range(10, 81)}, measure="range", progress=False)
+        best = table.loc[table.groupby("drag")["range"].idxmax(), ["drag", "angle", "range"]]
+        print(best.to_string(index=False))
+
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        for (drag, rows), (_, top) in zip(table.groupby("drag"), best.iterrows()):
+            label = f"k = {drag:g} 1/m: best {top['angle']:g}°, {top['range']:.1f} m"
+            (line,) = ax.plot(rows["angle"], rows["range"] / top["range"], label=label)
+            ax.axvline(top["angle"], color=line.get_color(), linestyle=":")
+        ax.set(xlabel="launch angle (°)", ylabel="range / longest range", title=f"launched at {speed} m/s")
+        ax.legend(loc="lower center")
+        plt.show()
+        """
+    ),
+    md(
+        """
+        Each curve is drawn as a fraction of its own longest range, so that their shapes compare. Without
+        drag the curve is symmetric about 45°, as $\\sin 2\\theta$ says. With drag it leans to the left:
+        its top, the best angle, is below 45°, and high launches lose the most.
+
         ## Ask the agent
 
-        The offline planner answers "what is ..." by reading the page's observables; with no view open it
-        says there is no live target to ask. It maps simple requests onto single changes and does not
-        search for a goal like "land at 50 m": that is what the loop above does (or a real language
-        model, see `real_models.ipynb`).
+        The offline planner answers "what is ..." by reading the page's observables. It maps simple
+        requests onto single changes and does not search for a goal like "land at 50 m": that is what
+        the loop above does (or a real language model, see `real_models.ipynb`).
         """
     ),
     code(
@@ -414,6 +410,130 @@ TEACHING_PROJECTILE: list[Cell] = [
         1. On the Moon ($g$ = 1.62 m/s²), what speed lands at 50 m at 45°? Set `gravity` and check.
         2. Launch from a 20 m tower (`height`). Is 45° still the best angle without drag? Why not?
         3. Find the drag at which the best angle is 40°.
+        """
+    ),
+]
+
+
+# == sweeps ============================================================================================
+
+SWEEPS: list[Cell] = [
+    md(
+        """
+        # Sweeps: a target over a grid of values
+
+        `sb.sweep(target, grid)` tries every combination of the values in `grid` on headless pages of the
+        target (Chromium, beside the notebook; no view needed) and returns a pandas table: one row per
+        point, a column per parameter and per observable, and `ok` / `error` for points that failed. The
+        pages do the measuring: nothing here is computed in Python.
+
+        Here is the target we sweep. A sweep given a widget starts every point from the widget's values
+        (change some below and sweep again); its pages are its own, so the widget does not move.
+        """
+    ),
+    code(
+        """
+        import math
+
+        import matplotlib.pyplot as plt
+
+        import splitbrain_widget as sb
+
+        sim = sb.TargetWidget("projectile", height=300)
+        sim
+        """
+    ),
+    code(
+        """
+        grid = {"speed": [10, 20, 30], "angle": range(5, 90, 5)}
+        table = sb.sweep(sim, grid, measure=["range", "flight_time"], progress=False)
+        print(len(table), "points,", int(table["ok"].sum()), "measured")
+        table.head()
+        """
+    ),
+    md(
+        """
+        Without drag the range is the textbook $R = v^2 \\sin 2\\theta / g$: the page agrees to the
+        millimetre, and every speed goes furthest at 45°.
+        """
+    ),
+    code(
+        """
+        textbook = table["speed"] ** 2 * (2 * table["angle"]).map(lambda a: math.sin(math.radians(a))) / 9.81
+        print(f"largest difference from the formula: {(table['range'] - textbook).abs().max():.4f} m")
+        print(table.loc[table.groupby("speed")["range"].idxmax(), ["speed", "angle", "range"]].to_string(index=False))
+
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        for speed, rows in table.groupby("speed"):
+            ax.plot(rows["angle"], rows["range"], marker=".", label=f"{speed} m/s")
+        ax.set(xlabel="launch angle (°)", ylabel="range (m)", title="projectile, no drag")
+        ax.legend()
+        plt.show()
+        """
+    ),
+    md(
+        """
+        ## Letting time run: `advance`
+
+        Some observables need time: a pendulum's period is measured from its swings. With
+        `advance=seconds` each point starts from the target's reset, gets its values, and runs that many
+        simulated seconds on the page's virtual clock (faster than real time) before it is read.
+
+        For small swings the period is $T_0 = 2\\pi\\sqrt{L/g}$, whatever the amplitude. Real pendulums
+        swing slower the wider they swing; the exact period of a swing from $\\theta_0$ is
+        $T = T_0 / \\operatorname{AGM}(1, \\cos\\tfrac{\\theta_0}{2})$, with Gauss's arithmetic-geometric mean.
+        """
+    ),
+    code(
+        """
+        def exact_period(amplitude, small_angle):
+            \"\"\"T0 / AGM(1, cos(θ0 / 2)): the period of a simple pendulum released from rest at ``amplitude``°.\"\"\"
+            a, b = 1.0, math.cos(math.radians(amplitude) / 2)
+            while a - b > 1e-15:
+                a, b = (a + b) / 2, math.sqrt(a * b)
+            return small_angle / a
+
+
+        swings = sb.sweep("pendulum", {"amplitude": range(10, 171, 20)}, measure="period", advance=10, progress=False)
+        small_angle = 2 * math.pi * math.sqrt(1.0 / 9.81)  # L = 1 m, g = 9.81 m/s²
+        swings["exact"] = swings["amplitude"].map(lambda a: exact_period(a, small_angle))
+        swings["ratio"] = swings["period"] / small_angle
+        print(f"small-angle formula: T0 = {small_angle:.4f} s")
+        print(swings[["amplitude", "period", "exact", "ratio"]].round(4).to_string(index=False))
+
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        curve = range(0, 176)
+        ax.plot(curve, [exact_period(a, small_angle) for a in curve], color="lightgray", label="exact period")
+        ax.plot(swings["amplitude"], swings["period"], "o", label="measured by the page")
+        ax.axhline(small_angle, color="gray", linestyle=":", label="small-angle formula")
+        ax.set(xlabel="amplitude (°)", ylabel="period (s)", title="pendulum, L = 1 m")
+        ax.legend()
+        plt.show()
+        """
+    ),
+    md(
+        """
+        The page's periods, measured from its own swings, are the exact ones to four decimals. The
+        small-angle formula is off by 0.2 % at 10°; at 90° the swing takes 18 % longer, and close to the
+        top (170°) more than twice as long.
+
+        ## On a Dask cluster
+
+        `client=` runs the same sweep on the workers of a `dask.distributed` cluster, each with its own
+        browser, and gives the same table. Here a `LocalCluster` of two worker processes stands in for a
+        real one (`pip install 'splitbrain-widget[dask]'`):
+        """
+    ),
+    code(
+        """
+        import logging
+
+        from dask.distributed import Client, LocalCluster
+
+        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+            with Client(cluster) as client:
+                on_cluster = sb.sweep(sim, grid, measure=["range", "flight_time"], client=client, progress=False)
+        print("the same table as on this machine:", on_cluster.equals(table))
         """
     ),
 ]
@@ -1022,6 +1142,7 @@ ROBUSTNESS: list[Cell] = [
 NOTEBOOKS: dict[str, list[Cell]] = {
     "quickstart": QUICKSTART,
     "teaching_projectile": TEACHING_PROJECTILE,
+    "sweeps": SWEEPS,
     "your_own_target": YOUR_OWN_TARGET,
     "real_models": REAL_MODELS,
     "robustness": ROBUSTNESS,
@@ -1046,8 +1167,17 @@ def build(name: str, cells: list[Cell]) -> nbformat.NotebookNode:
 
 
 def execute(nb: nbformat.NotebookNode) -> None:
-    """Run every cell as nbval does: in this folder, with no frontend, key or model in the environment."""
+    """Run every cell as nbval does: in this folder, with no frontend, key or model in the environment,
+    and every widget's calls on a headless page (``SPLITBRAIN_HEADLESS=1``, as in ``conftest.py``)."""
+    sys.path.insert(0, str(HERE.parent))
+    from tests.browser_env import unavailable_reason
+
+    reason = unavailable_reason()
+    if reason is not None:
+        raise SystemExit(f"cannot store the notebooks' outputs: they are measured on headless pages. {reason}")
     saved = {k: os.environ.pop(k) for k in ENVIRONMENT_DEPENDENT if k in os.environ}
+    headless = os.environ.get(HEADLESS)
+    os.environ[HEADLESS] = "1"
     try:
         client = NotebookClient(
             nb,
@@ -1061,6 +1191,10 @@ def execute(nb: nbformat.NotebookNode) -> None:
         client.execute()
     finally:
         os.environ.update(saved)
+        if headless is None:
+            os.environ.pop(HEADLESS)
+        else:
+            os.environ[HEADLESS] = headless
     nb.metadata.pop("widgets", None)
     nb.metadata.get("language_info", {}).pop("version", None)
     for cell in nb.cells:

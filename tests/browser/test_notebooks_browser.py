@@ -134,6 +134,14 @@ def check_robustness(run: Run) -> int:
     return sim
 
 
+def check_sweeps(run: Run) -> int:
+    sim = run.cell('sim = sb.TargetWidget("projectile"')
+    assert "51 points, 51 measured" in run.output("table = sb.sweep(sim, grid")
+    assert "largest difference from the formula: 0.000" in run.output("textbook = ")
+    assert "the same table as on this machine: True" in run.output("LocalCluster(")
+    return sim
+
+
 @dataclass(frozen=True)
 class Notebook:
     name: str
@@ -146,6 +154,7 @@ CASES = [
     Notebook("your_own_target", check_your_own_target),
     Notebook("real_models", check_real_models),
     Notebook("robustness", check_robustness),
+    Notebook("sweeps", check_sweeps),
 ]
 
 
