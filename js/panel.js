@@ -1,10 +1,23 @@
 // @ts-check
 /**
  * The chat panel and the parameter inspector, shown beside (or under) the target when the
- * widget's `chat_enabled` trait is true. Messages: docs/protocol.md ("chat_event",
- * "approval_request", "approval_closed"; the panel sends "chat", "cancel", "skip_wait",
- * "approval" and "set").
+ * widget's `chat_enabled` trait is true. Messages (docs/protocol.md section 1): it reads
+ * "chat_event", "approval_request" and "approval_closed", checked by ./protocol.js, and sends
+ * "chat", "cancel", "skip_wait", "approval" and "set", built by ./protocol.js.
  */
+import {
+  approvalMessage,
+  cancelMessage,
+  chatMessage,
+  isApprovalClosed,
+  isApprovalRequest,
+  isChatEventMessage,
+  setMessage,
+  skipWaitMessage,
+} from "./protocol.js";
+
+/** @typedef {import("./protocol.js").ChatEvent} ChatEvent */
+/** @typedef {import("./protocol.js").ApprovalRequest} ApprovalRequest */
 
 /**
  * @typedef {object} Model  the part of anywidget's model the panel uses
@@ -30,22 +43,6 @@
 
 /** Milliseconds between slider updates sent to the kernel while dragging. */
 export const SLIDER_INTERVAL_MS = 80;
-
-/**
- * A short, readable rendering of a tool call's arguments for a chip.
- * @param {string} name
- * @param {Record<string, any>} args
- * @returns {string}
- */
-export function describeCall(name, args) {
-  if (name === "set_parameters" && args && typeof args.values === "object" && args.values) {
-    return Object.entries(args.values)
-      .map(([k, v]) => `${k.split(".").pop()} = ${JSON.stringify(v)}`)
-      .join(", ");
-  }
-  if (name === "select_target" && args) return String(args.target ?? "");
-  return "";
-}
 
 /**
  * The status a finished tool call shows: ok, error, or cancelled.
@@ -179,8 +176,9 @@ export function mountPanel(host, model, signal) {
    * @param {Record<string, any>} args
    * @param {"pending" | "ok" | "error" | "cancelled"} status
    * @param {any} [result]
+   * @param {string} [summary]  the arguments in short, as the kernel's tool definition renders them
    */
-  function chip(id, name, args, status, result) {
+  function chip(id, name, args, status, result, summary = "") {
     let el = chips.get(id);
     if (!el) {
       el = h("details", { class: "sb-chip" });
@@ -188,7 +186,6 @@ export function mountPanel(host, model, signal) {
       log.append(el);
     }
     el.dataset.status = status;
-    const summary = describeCall(name, args);
     const mark = { pending: "…", ok: "✓", error: "✗", cancelled: "⊘" }[status];
     el.replaceChildren(
       h("summary", { text: `${mark} ${name}${summary ? `: ${summary}` : ""}`, "aria-label": `${name} ${status}` }),
@@ -203,7 +200,7 @@ export function mountPanel(host, model, signal) {
     chips.clear();
     live = null;
     for (const entry of model.get("transcript") ?? []) {
-      if (entry.role === "tool") chip(String(entry.id), entry.name, entry.arguments ?? {}, chipStatus(entry), entry.result);
+      if (entry.role === "tool") chip(String(entry.id), entry.name, entry.arguments ?? {}, chipStatus(entry), entry.result, entry.label);
       else bubble(entry.role, entry.stopped ? `${entry.text}` : entry.text);
     }
     chips.clear();
@@ -215,7 +212,7 @@ export function mountPanel(host, model, signal) {
     banners.querySelector(".sb-retry")?.remove();
   }
 
-  /** @param {any} event */
+  /** @param {ChatEvent} event */
   function onEvent(event) {
     switch (event.kind) {
       case "text":
@@ -224,10 +221,10 @@ export function mountPanel(host, model, signal) {
         scroll();
         break;
       case "tool_started":
-        chip(event.call_id, event.name, event.arguments ?? {}, "pending");
+        chip(event.call_id, event.name, event.arguments ?? {}, "pending", undefined, event.label);
         break;
       case "tool_finished":
-        chip(event.call_id, event.name, event.arguments ?? {}, chipStatus(event), event.result);
+        chip(event.call_id, event.name, event.arguments ?? {}, chipStatus(event), event.result, event.label);
         break;
       case "retry_wait": {
         clearCountdown();
@@ -239,8 +236,8 @@ export function mountPanel(host, model, signal) {
         update();
         const skip = h("button", { type: "button", text: "Skip wait" });
         const abort = h("button", { type: "button", text: "Abort" });
-        skip.addEventListener("click", () => model.send({ kind: "skip_wait" }));
-        abort.addEventListener("click", () => model.send({ kind: "cancel" }));
+        skip.addEventListener("click", () => model.send(skipWaitMessage()));
+        abort.addEventListener("click", () => model.send(cancelMessage()));
         banners.append(h("div", { class: "sb-banner sb-retry", role: "status" }, [label, skip, abort]));
         countdown = setInterval(() => {
           left -= 1;
@@ -259,9 +256,9 @@ export function mountPanel(host, model, signal) {
     }
   }
 
-  /** @param {any} msg */
+  /** @param {ApprovalRequest} msg */
   function approvalPrompt(msg) {
-    const what = describeCall(msg.tool, msg.arguments) || msg.tool;
+    const what = msg.label || msg.tool;
     const approve = /** @type {HTMLButtonElement} */ (h("button", { type: "button", text: "Approve" }));
     const deny = /** @type {HTMLButtonElement} */ (h("button", { type: "button", text: "Deny" }));
     const box = h("div", { class: "sb-banner sb-approval", role: "alertdialog", "aria-label": "Approve a change" }, [
@@ -271,7 +268,7 @@ export function mountPanel(host, model, signal) {
     ]);
     /** @param {boolean} approved */
     const decide = (approved) => {
-      model.send({ kind: "approval", id: msg.id, approved });
+      model.send(approvalMessage(msg.id, approved));
       approve.disabled = deny.disabled = true;
     };
     approve.addEventListener("click", () => decide(true));
@@ -281,12 +278,11 @@ export function mountPanel(host, model, signal) {
     approve.focus();
   }
 
-  /** @param {any} msg */
+  /** @param {unknown} msg  a custom message from the kernel: requests are the relay's, the rest is ours */
   function onCustom(msg) {
-    if (!msg || typeof msg !== "object") return;
-    if (msg.kind === "chat_event" && msg.event) onEvent(msg.event);
-    else if (msg.kind === "approval_request") approvalPrompt(msg);
-    else if (msg.kind === "approval_closed") {
+    if (isChatEventMessage(msg)) onEvent(msg.event);
+    else if (isApprovalRequest(msg)) approvalPrompt(msg);
+    else if (isApprovalClosed(msg)) {
       approvals.get(msg.id)?.remove();
       approvals.delete(msg.id);
     }
@@ -295,7 +291,7 @@ export function mountPanel(host, model, signal) {
   function submit() {
     const text = textarea.value.trim();
     if (!text || model.get("chat_busy")) return;
-    model.send({ kind: "chat", text });
+    model.send(chatMessage(text));
     textarea.value = "";
     live = null;
     chips.clear();
@@ -312,7 +308,7 @@ export function mountPanel(host, model, signal) {
   }
 
   send.addEventListener("click", submit, { signal });
-  stop.addEventListener("click", () => model.send({ kind: "cancel" }), { signal });
+  stop.addEventListener("click", () => model.send(cancelMessage()), { signal });
   textarea.addEventListener(
     "keydown",
     (e) => {
@@ -320,7 +316,7 @@ export function mountPanel(host, model, signal) {
         e.preventDefault();
         submit();
       } else if (e.key === "Escape" && model.get("chat_busy")) {
-        model.send({ kind: "cancel" });
+        model.send(cancelMessage());
       }
     },
     { signal },
@@ -376,7 +372,7 @@ function buildInspector(container, model, signal) {
       const key = JSON.stringify(value);
       if (lastSent.get(path) === key) return;
       lastSent.set(path, key);
-      model.send({ kind: "set", values: { [path]: value } });
+      model.send(setMessage({ [path]: value }));
     };
     if (!throttled) return send();
     if (timers.has(path)) clearTimeout(/** @type {any} */ (timers.get(path)));

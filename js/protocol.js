@@ -1,18 +1,27 @@
 // @ts-check
 /**
- * Message shapes and validation for splitbrain-widget, wire protocol version 1.
+ * Message shapes, builders and validation for splitbrain-widget, wire protocol version 1.2.
  *
  * A translation of docs/protocol.md (the definition; when they disagree the
- * document is right). Shared by the view (widget.js) and the bridge injected
- * into every target page (bridge.js); splitbrain_widget/protocol.py is the
- * kernel's translation of the same page.
+ * document is right). Shared by the view (widget.js, relay.js, panel.js) and the
+ * bridge injected into every target page (bridge.js); splitbrain_widget/protocol.py
+ * is the kernel's translation of the same page. Section 1 (kernel <-> view) is also
+ * a JSON Schema generated from the Python side, docs/protocol.schema.json; the
+ * tests hold this module to it with the shared examples in
+ * tests/fixtures/protocol_examples.json (js/tests/protocol_schema.test.mjs).
  *
- * Every validator here takes `unknown` and never throws: messages cross realm
- * and trust boundaries, so anything may arrive.
+ * What the view sends it builds here (`replyMessage`, `chatMessage`, ...); what it
+ * receives it checks here (`isKernelRequest`, `isChatEventMessage`, ...). Every
+ * validator takes `unknown` and never throws: messages cross realm and trust
+ * boundaries, so anything may arrive. Fields a validator does not know are
+ * ignored: a later minor version may add them.
  */
 
-/** The protocol version a view announces in its `attached` event. */
+/** The protocol's major version: a view announces it in its `attached` event; only it is compared. */
 export const PROTOCOL_VERSION = 1;
+
+/** The compatible additions within the major version that this translation knows (docs/protocol.md, Versions). */
+export const PROTOCOL_MINOR = 2;
 
 /** `source` of every view -> target postMessage. */
 export const PARENT_SOURCE = "splitbrain-parent";
@@ -43,10 +52,31 @@ export const MAX_BUFFERED = 10000;
 /** @typedef {"apply" | "reset" | "state"} RequestOp */
 
 /**
+ * The error codes of protocol.md section 3, in its order.
+ * @type {readonly ErrorCode[]}
+ */
+export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
+  "no_view",
+  "protocol_mismatch",
+  "not_ready",
+  "timeout",
+  "cancelled",
+  "unknown_param",
+  "invalid_value",
+  "readonly",
+  "unknown_target",
+  "target_error",
+  "truncated_call",
+  "loop_blocked",
+  "denied",
+  "internal_error",
+]);
+
+/**
  * One error envelope everywhere (protocol.md section 3).
- * @typedef {"no_view" | "not_ready" | "timeout" | "cancelled" | "unknown_param" | "invalid_value"
- *   | "readonly" | "unknown_target" | "target_error" | "truncated_call" | "loop_blocked" | "denied"
- *   | "internal_error"} ErrorCode
+ * @typedef {"no_view" | "protocol_mismatch" | "not_ready" | "timeout" | "cancelled" | "unknown_param"
+ *   | "invalid_value" | "readonly" | "unknown_target" | "target_error" | "truncated_call" | "loop_blocked"
+ *   | "denied" | "internal_error"} ErrorCode
  */
 
 /**
@@ -67,6 +97,46 @@ export const MAX_BUFFERED = 10000;
  * @property {RequestOp} op
  * @property {{values?: Values}} payload
  */
+
+/**
+ * The chat panel's live feed, one event at a time (the agent's events, and two notices).
+ * @typedef {{kind: "text", text: string}
+ *   | {kind: "tool_started", call_id: string, name: string, arguments: Record<string, unknown>, label?: string}
+ *   | {kind: "tool_finished", call_id: string, name: string, arguments: Record<string, unknown>,
+ *      result: Record<string, any>, ok: boolean, label?: string}
+ *   | {kind: "retry_wait", seconds: number, source: string, attempt: number, model: string, status: number | null}
+ *   | {kind: "fallback", from_model: string, to_model: string, reason: string}
+ *   | {kind: "busy", text: string}
+ *   | {kind: "control_error", text: string}} ChatEvent
+ */
+
+/**
+ * kernel -> view: one chat panel event.
+ * @typedef {object} ChatEventMessage
+ * @property {"chat_event"} kind
+ * @property {ChatEvent} event
+ */
+
+/**
+ * kernel -> view: the agent wants to run `tool`; `asking` lists the parameters (or the tool)
+ * whose approval policy is "ask".
+ * @typedef {object} ApprovalRequest
+ * @property {"approval_request"} kind
+ * @property {string} id
+ * @property {string} tool
+ * @property {Record<string, unknown>} arguments
+ * @property {string[]} asking
+ * @property {string} [label]  the arguments in short, as the tool's definition renders them
+ */
+
+/**
+ * kernel -> view: the approval request `id` was answered, timed out or cancelled.
+ * @typedef {object} ApprovalClosed
+ * @property {"approval_closed"} kind
+ * @property {string} id
+ */
+
+/** @typedef {KernelRequest | ChatEventMessage | ApprovalRequest | ApprovalClosed} KernelMessage */
 
 /**
  * view -> kernel: the target handled request `id`.
@@ -91,30 +161,23 @@ export const MAX_BUFFERED = 10000;
 /** @typedef {ReplyOk | ReplyError} Reply */
 
 /**
- * view -> kernel: something happened outside a request.
- * `attached` carries `{protocol, user_agent?}`, `state` a State,
- * `error` an ErrorInfo (without hint); `ready` and `detached` carry nothing.
- * @typedef {object} ViewEvent
- * @property {"event"} kind
- * @property {string} view_id
- * @property {"attached" | "ready" | "detached" | "state" | "error"} type
- * @property {{protocol: number, user_agent?: string} | State | ErrorInfo} [payload]
+ * view -> kernel: something happened outside a request. `attached` carries
+ * `{protocol, user_agent?}` (the handshake), `state` a State, `error`
+ * `{code, message}`; `ready` and `detached` carry nothing.
+ * @typedef {{kind: "event", view_id: string, type: "attached", payload: {protocol: number, user_agent?: string}}
+ *   | {kind: "event", view_id: string, type: "ready" | "detached"}
+ *   | {kind: "event", view_id: string, type: "state", payload: State}
+ *   | {kind: "event", view_id: string, type: "error", payload: {code: ErrorCode, message: string}}} ViewEvent
  */
 
 /**
- * view -> kernel: chat panel input.
- * @typedef {object} ChatMessage
- * @property {"chat"} kind
- * @property {string} text
+ * view -> kernel: the chat panel's input, its Stop button, the retry banner's Skip wait, a
+ * decision on an approval request, and a change from the parameter inspector.
+ * @typedef {{kind: "chat", text: string} | {kind: "cancel"} | {kind: "skip_wait"}
+ *   | {kind: "approval", id: string, approved: boolean} | {kind: "set", values: Values}} PanelMessage
  */
 
-/**
- * view -> kernel: the chat panel's Stop button.
- * @typedef {object} CancelMessage
- * @property {"cancel"} kind
- */
-
-/** @typedef {Reply | ViewEvent | ChatMessage | CancelMessage} ViewMessage */
+/** @typedef {Reply | ViewEvent | PanelMessage} ViewMessage */
 
 // --- 2. view <-> target ----------------------------------------------------
 
@@ -286,7 +349,7 @@ export function isParentMessage(data, nonce) {
 
 /**
  * Whether `msg` is a kernel -> view request:
- * `{kind:"request", id: string, op: "apply"|"reset"|"state", payload: object}`.
+ * `{kind:"request", id: string, op: "apply"|"reset"|"state", payload: {values?: object}}`.
  * @param {unknown} msg
  * @returns {msg is KernelRequest}
  */
@@ -297,8 +360,206 @@ export function isKernelRequest(msg) {
     typeof msg.id === "string" &&
     msg.id !== "" &&
     REQUEST_OPS.has(msg.op) &&
-    isPlainObject(msg.payload)
+    isPlainObject(msg.payload) &&
+    (msg.payload.values === undefined || isPlainObject(msg.payload.values))
   );
+}
+
+/**
+ * @param {unknown} value
+ * @returns {value is string}
+ */
+function isString(value) {
+  return typeof value === "string";
+}
+
+/**
+ * @param {Record<string, unknown>} event
+ * @returns {boolean} a tool event's call id, name and arguments (and its label, if any, a string)
+ */
+function isToolCall(event) {
+  return isString(event.call_id) && isString(event.name) && isPlainObject(event.arguments) && isOptionalString(event.label);
+}
+
+/**
+ * @param {unknown} value
+ * @returns {boolean} absent, or a string
+ */
+function isOptionalString(value) {
+  return value === undefined || isString(value);
+}
+
+/** @type {Readonly<Record<string, (event: Record<string, unknown>) => boolean>>} per chat event kind */
+const CHAT_EVENT_FIELDS = /* @__PURE__ */ Object.freeze({
+  text: (e) => isString(e.text),
+  tool_started: isToolCall,
+  tool_finished: (e) => isToolCall(e) && isPlainObject(e.result) && typeof e.ok === "boolean",
+  retry_wait: (e) =>
+    typeof e.seconds === "number" &&
+    Number.isFinite(e.seconds) &&
+    isString(e.source) &&
+    Number.isInteger(e.attempt) &&
+    isString(e.model) &&
+    (e.status === null || Number.isInteger(e.status)),
+  fallback: (e) => isString(e.from_model) && isString(e.to_model) && isString(e.reason),
+  busy: (e) => isString(e.text),
+  control_error: (e) => isString(e.text),
+});
+
+/**
+ * Whether `msg` is a kernel -> view `chat_event` whose event is one this version knows, with
+ * the fields its kind has (an event kind of a later version is not: the panel drops it).
+ * @param {unknown} msg
+ * @returns {msg is ChatEventMessage}
+ */
+export function isChatEventMessage(msg) {
+  if (!isPlainObject(msg) || msg.kind !== "chat_event" || !isPlainObject(msg.event)) return false;
+  const event = msg.event;
+  const kind = event.kind;
+  if (!isString(kind) || !Object.prototype.hasOwnProperty.call(CHAT_EVENT_FIELDS, kind)) return false;
+  return CHAT_EVENT_FIELDS[kind](event);
+}
+
+/**
+ * Whether `msg` is a kernel -> view `approval_request`: string id and tool, object arguments,
+ * and `asking` a list of strings.
+ * @param {unknown} msg
+ * @returns {msg is ApprovalRequest}
+ */
+export function isApprovalRequest(msg) {
+  return (
+    isPlainObject(msg) &&
+    msg.kind === "approval_request" &&
+    isString(msg.id) &&
+    isString(msg.tool) &&
+    isPlainObject(msg.arguments) &&
+    Array.isArray(msg.asking) &&
+    msg.asking.every(isString) &&
+    isOptionalString(msg.label)
+  );
+}
+
+/**
+ * Whether `msg` is a kernel -> view `approval_closed` with a string id.
+ * @param {unknown} msg
+ * @returns {msg is ApprovalClosed}
+ */
+export function isApprovalClosed(msg) {
+  return isPlainObject(msg) && msg.kind === "approval_closed" && isString(msg.id);
+}
+
+// --- view -> kernel: what the view sends, built in one place ----------------
+
+/**
+ * The target answered request `id` with `state`.
+ * @param {string} id
+ * @param {string} viewId
+ * @param {State} state
+ * @returns {ReplyOk}
+ */
+export function replyMessage(id, viewId, state) {
+  return { kind: "reply", id, view_id: viewId, ok: true, state };
+}
+
+/**
+ * Request `id` failed; `message` should be bounded by the caller (`errorText`).
+ * @param {string} id
+ * @param {string} viewId
+ * @param {ErrorCode} code
+ * @param {string} message
+ * @param {string} [hint]
+ * @returns {ReplyError}
+ */
+export function errorReplyMessage(id, viewId, code, message, hint) {
+  const error = hint === undefined ? { code, message } : { code, message, hint };
+  return { kind: "reply", id, view_id: viewId, ok: false, error };
+}
+
+/**
+ * The handshake: this view rendered and speaks PROTOCOL_VERSION.
+ * @param {string} viewId
+ * @param {string} [userAgent]
+ * @returns {ViewEvent}
+ */
+export function attachedEvent(viewId, userAgent) {
+  /** @type {{protocol: number, user_agent?: string}} */
+  const payload = { protocol: PROTOCOL_VERSION };
+  if (userAgent !== undefined) payload.user_agent = userAgent;
+  return { kind: "event", view_id: viewId, type: "attached", payload };
+}
+
+/**
+ * The view's target called `SplitBrain.ready()`.
+ * @param {string} viewId
+ * @returns {ViewEvent}
+ */
+export function readyEvent(viewId) {
+  return { kind: "event", view_id: viewId, type: "ready" };
+}
+
+/**
+ * The view was removed or its page is going away.
+ * @param {string} viewId
+ * @returns {ViewEvent}
+ */
+export function detachedEvent(viewId) {
+  return { kind: "event", view_id: viewId, type: "detached" };
+}
+
+/**
+ * A state the target reported on its own.
+ * @param {string} viewId
+ * @param {State} state
+ * @returns {ViewEvent}
+ */
+export function stateEvent(viewId, state) {
+  return { kind: "event", view_id: viewId, type: "state", payload: state };
+}
+
+/**
+ * The target or the view failed outside a request.
+ * @param {string} viewId
+ * @param {ErrorCode} code
+ * @param {string} message
+ * @returns {ViewEvent}
+ */
+export function errorEvent(viewId, code, message) {
+  return { kind: "event", view_id: viewId, type: "error", payload: { code, message } };
+}
+
+/**
+ * @param {string} text  what the person typed
+ * @returns {PanelMessage}
+ */
+export function chatMessage(text) {
+  return { kind: "chat", text };
+}
+
+/** @returns {PanelMessage} Stop (or Abort): end the agent's run */
+export function cancelMessage() {
+  return { kind: "cancel" };
+}
+
+/** @returns {PanelMessage} end a retry wait now */
+export function skipWaitMessage() {
+  return { kind: "skip_wait" };
+}
+
+/**
+ * @param {string} id  the approval request's id
+ * @param {boolean} approved
+ * @returns {PanelMessage}
+ */
+export function approvalMessage(id, approved) {
+  return { kind: "approval", id, approved };
+}
+
+/**
+ * @param {Values} values  dotted path -> value, as a control set them
+ * @returns {PanelMessage}
+ */
+export function setMessage(values) {
+  return { kind: "set", values };
 }
 
 /**

@@ -14,6 +14,8 @@ from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._secrets import redact
+from .agent._tools import call_label
+from .protocol import ProtocolError, approval_closed, approval_request, chat_event
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -82,25 +84,22 @@ class ChatController:
     # -- approval (called from the agent's tool, on its event loop) ------------------------------
 
     async def approve(self, tool: str, arguments: dict[str, Any], asking: list[str]) -> tuple[bool, str]:
-        """Ask the panel to approve a change; (approved, why)."""
-        if not self.sim.bridge.live_views():
-            return False, "approval is needed for " + ", ".join(asking) + " but no view of the widget is open"
+        """Ask the panel to approve a change; (approved, why). The widget's ``ask_approval`` calls
+        this only where a notebook view shows the panel."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bool] = loop.create_future()
         with self._lock:
             self._approval_counter += 1
             approval_id = f"a{self._approval_counter}"
             self._approvals[approval_id] = (loop, future)
-        self.sim.send(
-            {"kind": "approval_request", "id": approval_id, "tool": tool, "arguments": arguments, "asking": asking}
-        )
+        self.sim.send(approval_request(approval_id, tool, arguments, asking, call_label(tool, arguments)))
         try:
             approved = await asyncio.wait_for(future, APPROVAL_TIMEOUT_S)
         except TimeoutError:
             return False, f"nobody approved within {APPROVAL_TIMEOUT_S:g} s"
         finally:
             self._approvals.pop(approval_id, None)
-            self.sim.send({"kind": "approval_closed", "id": approval_id})
+            self.sim.send(approval_closed(approval_id))
         return approved, "approved by the user" if approved else "the user denied this change"
 
     # -- work ------------------------------------------------------------------------------------
@@ -148,13 +147,19 @@ class ChatController:
                     "arguments": payload["arguments"],
                     "result": payload["result"],
                     "ok": payload["ok"],
+                    "label": payload.get("label", ""),
                 }
             )
         self._send_event(payload)
 
     def _send_event(self, payload: dict[str, Any]) -> None:
         try:
-            self.sim.send({"kind": "chat_event", "event": redact(payload)})
+            message = chat_event(redact(payload))
+        except ProtocolError:  # an event the protocol does not know: drift between us and the panel
+            log.warning("not sending a chat event the protocol does not define: %r", payload.get("kind"), exc_info=True)
+            return
+        try:
+            self.sim.send(message)
         except Exception:
             log.debug("could not send a chat event", exc_info=True)
 

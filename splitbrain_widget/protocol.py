@@ -1,19 +1,26 @@
 """Wire messages, error codes and the tool result, as written down in ``docs/protocol.md``.
 
-``js/protocol.js`` is the other translation of the same page.
+``js/protocol.js`` is the other translation of the same page. ``docs/protocol.schema.json`` is the JSON
+Schema generated from the definitions here (:func:`json_schema`; regenerate it with
+``python -m tests.test_protocol_schema``), and ``tests/fixtures/protocol_examples.json`` holds the
+example messages that both translations and the schema are tested against.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, NotRequired
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, NotRequired, get_args, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 from typing_extensions import TypedDict
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 1  # the major version: a view announces it in `attached`, the kernel compares only it
+PROTOCOL_MINOR = 2  # the compatible additions within the major version this translation knows
 MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB of JSON from a view, whatever it carries
 MAX_ERROR_TEXT = 500
+MAX_ID = 200  # characters of a request, view or approval id from a view
 
 ErrorCode = Literal[
     "no_view",
@@ -31,21 +38,184 @@ ErrorCode = Literal[
     "denied",
     "internal_error",
 ]
-ERROR_CODES: tuple[str, ...] = ErrorCode.__args__  # type: ignore[attr-defined]
+ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
 Op = Literal["apply", "reset", "state"]
 
 
+class ProtocolError(ValueError):
+    """A message had the wrong shape or size; it is dropped."""
+
+
 # -- kernel -> view ---------------------------------------------------------------------------
+# TypedDicts: the kernel builds these as plain dicts and sends them as they are.
+
+
+class RequestPayload(TypedDict, total=False):
+    """``values`` (dotted path -> value, already validated) for ``apply`` and ``reset``; nothing for ``state``."""
+
+    values: dict[str, Any]
 
 
 class RequestMessage(TypedDict):
+    """Apply values, reset to the manifest defaults or ask for a fresh state; a view applies each id once."""
+
     kind: Literal["request"]
-    id: str
+    id: Annotated[str, Field(min_length=1)]
     op: Op
-    payload: dict[str, Any]
+    payload: RequestPayload
+
+
+class TextEvent(TypedDict):
+    """A piece of the assistant's answer."""
+
+    kind: Literal["text"]
+    text: str
+
+
+class ToolStartedEvent(TypedDict):
+    """The agent called a tool."""
+
+    kind: Literal["tool_started"]
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    label: NotRequired[str]  # the arguments as the chip shows them ("speed = 12"), from the tool's definition
+
+
+class ToolFinishedEvent(TypedDict):
+    """A tool call ended; ``result`` is what the model was given (``ToolResult.for_model()``)."""
+
+    kind: Literal["tool_finished"]
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    result: dict[str, Any]
+    ok: bool
+    label: NotRequired[str]
+
+
+class RetryWaitEvent(TypedDict):
+    """The run waits ``seconds`` before retrying ``model``; ``source`` says where the wait came from."""
+
+    kind: Literal["retry_wait"]
+    seconds: float
+    source: str
+    attempt: int
+    model: str
+    status: int | None
+
+
+class FallbackEvent(TypedDict):
+    """The run moved to the next model and stays there."""
+
+    kind: Literal["fallback"]
+    from_model: str
+    to_model: str
+    reason: str
+
+
+class BusyEvent(TypedDict):
+    """A chat message came while the agent was still answering the previous one; it was not run."""
+
+    kind: Literal["busy"]
+    text: str
+
+
+class ControlErrorEvent(TypedDict):
+    """A change from the parameter inspector (a ``set`` message) failed; ``text`` says why."""
+
+    kind: Literal["control_error"]
+    text: str
+
+
+ChatEvent = Annotated[
+    TextEvent | ToolStartedEvent | ToolFinishedEvent | RetryWaitEvent | FallbackEvent | BusyEvent | ControlErrorEvent,
+    Field(discriminator="kind"),
+]
+
+
+class ChatEventMessage(TypedDict):
+    """The chat panel's live feed."""
+
+    kind: Literal["chat_event"]
+    event: ChatEvent
+
+
+class ApprovalRequestMessage(TypedDict):
+    """The agent wants to run ``tool``; ``asking`` lists the parameters (or the tool) whose policy is "ask"."""
+
+    kind: Literal["approval_request"]
+    id: str
+    tool: str
+    arguments: dict[str, Any]
+    asking: list[str]
+    label: NotRequired[str]
+
+
+class ApprovalClosedMessage(TypedDict):
+    """The approval request ``id`` was answered, timed out or cancelled."""
+
+    kind: Literal["approval_closed"]
+    id: str
+
+
+KernelMessage = RequestMessage | ChatEventMessage | ApprovalRequestMessage | ApprovalClosedMessage
+_kernel_message: TypeAdapter[KernelMessage] = TypeAdapter(Annotated[KernelMessage, Field(discriminator="kind")])
+_chat_event_message: TypeAdapter[ChatEventMessage] = TypeAdapter(ChatEventMessage)
+
+
+def request(request_id: str, op: Op, payload: Mapping[str, Any]) -> RequestMessage:
+    """Build a kernel -> view request; ``payload["values"]`` is sent for ``apply`` and ``reset``."""
+    body: RequestPayload = {}
+    if op != "state" and "values" in payload:
+        body["values"] = payload["values"]
+    return {"kind": "request", "id": request_id, "op": op, "payload": body}
+
+
+def chat_event(event: Mapping[str, Any]) -> ChatEventMessage:
+    """Build a ``chat_event`` from an agent event as a dict (``dataclasses.asdict``); raises
+    :class:`ProtocolError` when the event is not one the panel knows."""
+    message = {"kind": "chat_event", "event": dict(event)}
+    try:
+        return _chat_event_message.validate_python(message, strict=True)
+    except ValidationError as exc:
+        raise ProtocolError(_describe(exc, message, tagged=False)) from None
+
+
+def approval_request(
+    approval_id: str, tool: str, arguments: dict[str, Any], asking: list[str], label: str = ""
+) -> ApprovalRequestMessage:
+    """Build the panel's Approve / Deny prompt for one tool call (``label``: the arguments in short)."""
+    message: ApprovalRequestMessage = {
+        "kind": "approval_request",
+        "id": approval_id,
+        "tool": tool,
+        "arguments": arguments,
+        "asking": asking,
+    }
+    if label:
+        message["label"] = label
+    return message
+
+
+def approval_closed(approval_id: str) -> ApprovalClosedMessage:
+    """Build the notice that closes the prompt ``approval_id``."""
+    return {"kind": "approval_closed", "id": approval_id}
+
+
+def parse_kernel_message(content: Any) -> KernelMessage:
+    """Validate a kernel -> view message as a view reads it (tests, fake frontends), or raise :class:`ProtocolError`."""
+    if not isinstance(content, dict):
+        raise ProtocolError(f"expected a JSON object, got {type(content).__name__}")
+    try:
+        return _kernel_message.validate_python(content, strict=True)
+    except ValidationError as exc:
+        raise ProtocolError(_describe(exc, content)) from None
 
 
 # -- view -> kernel ---------------------------------------------------------------------------
+# Models: the kernel reads these as objects. Validation is strict (no "1" for 1, no 1 for true),
+# as the JSON Schema says; fields a message carries beyond these are ignored (docs/protocol.md, Versions).
 
 
 class ErrorInfo(BaseModel):
@@ -59,51 +229,168 @@ class ErrorInfo(BaseModel):
 
 
 class ReplyMessage(BaseModel):
+    """The answer to request ``id``: :class:`OkReply` or :class:`ErrorReply`."""
+
     kind: Literal["reply"]
-    id: str = Field(max_length=200)
-    view_id: str = Field(max_length=200)
+    id: str = Field(max_length=MAX_ID)
+    view_id: str = Field(max_length=MAX_ID)
     ok: bool
     state: dict[str, Any] | None = None
     error: ErrorInfo | None = None
 
 
+class OkReply(ReplyMessage):
+    """The target handled the request; ``state`` is what it reported."""
+
+    ok: Literal[True]
+    state: dict[str, Any]
+    error: None = None
+
+
+class ErrorReply(ReplyMessage):
+    """The request failed; ``error.code`` says why."""
+
+    ok: Literal[False]
+    state: None = None
+    error: ErrorInfo
+
+
 class EventMessage(BaseModel):
+    """Something a view reports outside a request: one of the ``*Event`` models below."""
+
     kind: Literal["event"]
-    view_id: str = Field(max_length=200)
+    view_id: str = Field(max_length=MAX_ID)
     type: Literal["attached", "ready", "detached", "state", "error"]
     payload: Any = None
 
 
+class AttachedPayload(TypedDict):
+    """The handshake: ``protocol`` is the view's major version, an integer in every version."""
+
+    protocol: int
+    user_agent: NotRequired[str]
+
+
+class ErrorPayload(TypedDict):
+    """What failed outside a request."""
+
+    code: ErrorCode
+    message: Annotated[str, Field(max_length=4 * MAX_ERROR_TEXT)]
+
+
+class AttachedEvent(EventMessage):
+    """A view rendered (also after a page reload)."""
+
+    type: Literal["attached"]
+    payload: AttachedPayload
+
+
+class ReadyEvent(EventMessage):
+    """The view's target called ``SplitBrain.ready()``; a payload, if any, is ignored."""
+
+    type: Literal["ready"]
+
+
+class DetachedEvent(EventMessage):
+    """The view was removed or its page is going away (best effort); a payload, if any, is ignored."""
+
+    type: Literal["detached"]
+
+
+class StateEvent(EventMessage):
+    """A state the target reported on its own."""
+
+    type: Literal["state"]
+    payload: dict[str, Any]
+
+
+class ErrorEvent(EventMessage):
+    """The target or the view failed outside a request."""
+
+    type: Literal["error"]
+    payload: ErrorPayload
+
+
 class ChatMessage(BaseModel):
+    """Chat panel input."""
+
     kind: Literal["chat"]
     text: str = Field(max_length=20_000)
 
 
 class CancelMessage(BaseModel):
+    """The chat panel's Stop (or the retry banner's Abort) button."""
+
     kind: Literal["cancel"]
 
 
 class SkipWaitMessage(BaseModel):
+    """End a retry wait now."""
+
     kind: Literal["skip_wait"]
 
 
 class ApprovalMessage(BaseModel):
+    """The person's decision on approval request ``id``."""
+
     kind: Literal["approval"]
-    id: str = Field(max_length=200)
+    id: str = Field(max_length=MAX_ID)
     approved: bool
 
 
 class SetMessage(BaseModel):
+    """A control in the parameter inspector moved; validated and audited like any call."""
+
     kind: Literal["set"]
     values: dict[str, Any] = Field(max_length=1000)
 
 
-ViewMessage = ReplyMessage | EventMessage | ChatMessage | CancelMessage | SkipWaitMessage | ApprovalMessage | SetMessage
-_view_message: TypeAdapter[ViewMessage] = TypeAdapter(Annotated[ViewMessage, Field(discriminator="kind")])
+ViewMessage = (
+    OkReply
+    | ErrorReply
+    | AttachedEvent
+    | ReadyEvent
+    | DetachedEvent
+    | StateEvent
+    | ErrorEvent
+    | ChatMessage
+    | CancelMessage
+    | SkipWaitMessage
+    | ApprovalMessage
+    | SetMessage
+)
 
 
-class ProtocolError(ValueError):
-    """A message from a view had the wrong shape or size; it is dropped."""
+def _reply_tag(reply: Any) -> str | None:
+    # By hand, not Field(discriminator="ok"): pydantic would match 1 to Literal[True]; the schema does not.
+    ok = reply.get("ok") if isinstance(reply, dict) else getattr(reply, "ok", None)
+    return "ok=true" if ok is True else "ok=false" if ok is False else None
+
+
+_view_message: TypeAdapter[ViewMessage] = TypeAdapter(
+    Annotated[
+        Annotated[
+            Annotated[OkReply, Tag("ok=true")] | Annotated[ErrorReply, Tag("ok=false")],
+            Discriminator(_reply_tag, custom_error_type="reply_ok", custom_error_message="ok should be true or false"),
+        ]
+        | Annotated[AttachedEvent | ReadyEvent | DetachedEvent | StateEvent | ErrorEvent, Field(discriminator="type")]
+        | ChatMessage
+        | CancelMessage
+        | SkipWaitMessage
+        | ApprovalMessage
+        | SetMessage,
+        Field(discriminator="kind"),
+    ]
+)
+
+
+def _kinds(*messages: Any) -> tuple[str, ...]:
+    # A tuple, not a set: ``content.get("kind") in VIEW_MESSAGE_KINDS`` must not hash what a view sent.
+    return tuple(sorted({value for message in messages for value in get_args(get_type_hints(message)["kind"])}))
+
+
+VIEW_MESSAGE_KINDS = _kinds(*get_args(ViewMessage))  # what a view may send: the kernel's tap takes these
+KERNEL_MESSAGE_KINDS = _kinds(*get_args(KernelMessage))
 
 
 def parse_view_message(content: Any) -> ViewMessage:
@@ -118,11 +405,67 @@ def parse_view_message(content: Any) -> ViewMessage:
     if size > MAX_MESSAGE_BYTES:
         raise ProtocolError(f"message of {size} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
     try:
-        return _view_message.validate_python(content)
+        return _view_message.validate_python(content, strict=True)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"][1:]) or "kind"
-        raise ProtocolError(f"bad {content.get('kind')!r} message: {where}: {first['msg']}") from None
+        raise ProtocolError(_describe(exc, content)) from None
+
+
+def _describe(exc: ValidationError, content: Mapping[str, Any], *, tagged: bool = True) -> str:
+    """``bad 'event' message: payload.protocol: Input should be a valid integer``, from the first error.
+
+    pydantic's location holds the discriminating values of the tagged unions it went through (the
+    kind unless the adapter was of one message, ``tagged=False``; a reply's ok, an event's type, a
+    chat event's kind); the path given is the message's own.
+    """
+    first: ErrorDetails = exc.errors(include_url=False)[0]
+    kind = content.get("kind")
+    parts = [str(part) for part in first["loc"][1 if tagged else 0 :]]
+    if kind in ("reply", "event") and parts:
+        parts = parts[1:]
+    if kind == "chat_event" and len(parts) > 1 and parts[0] == "event":
+        parts = ["event", *parts[2:]]
+    if first["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        parts.append(str(first.get("ctx", {}).get("discriminator", "kind")).strip("'"))
+    elif first["type"] == "reply_ok":
+        parts.append("ok")
+    return f"bad {kind!r} message: {'.'.join(parts) or 'kind'}: {first['msg']}"
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of every kernel <-> view message, as committed in
+    ``docs/protocol.schema.json``: ``#/$defs/KernelToView`` and ``#/$defs/ViewToKernel``, one per direction.
+
+    pydantic's OpenAPI ``discriminator`` annotations are left out: ``oneOf`` says the same in plain JSON Schema.
+    """
+    directions: dict[str, TypeAdapter[Any]] = {"KernelToView": _kernel_message, "ViewToKernel": _view_message}
+    tops, definitions = TypeAdapter.json_schemas(
+        [(name, "validation", adapter) for name, adapter in directions.items()], ref_template="#/$defs/{model}"
+    )
+    defs = {**definitions.get("$defs", {}), **{name: tops[(name, "validation")] for name in directions}}
+    version = f"{PROTOCOL_VERSION}.{PROTOCOL_MINOR}"
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"urn:splitbrain-widget:protocol:{version}",
+        "title": f"splitbrain wire protocol {version}: kernel <-> view messages",
+        "$comment": "Generated from splitbrain_widget/protocol.py by `python -m tests.test_protocol_schema`; "
+        "do not edit. docs/protocol.md is the definition.",
+        "oneOf": [{"$ref": "#/$defs/KernelToView"}, {"$ref": "#/$defs/ViewToKernel"}],
+        "$defs": dict(sorted(defs.items())),
+    }
+    cleaned: dict[str, Any] = _without_discriminators(schema)
+    return cleaned
+
+
+def _without_discriminators(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            key: _without_discriminators(value)
+            for key, value in node.items()
+            if not (key == "discriminator" and isinstance(value, dict) and "propertyName" in value)
+        }
+    if isinstance(node, list):
+        return [_without_discriminators(item) for item in node]
+    return node
 
 
 def json_size(value: Any) -> int:
@@ -142,11 +485,6 @@ def bounded_state(state: Any, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
     if size > limit:
         return {"_truncated": True, "bytes": size}
     return state
-
-
-def request(request_id: str, op: Op, payload: dict[str, Any]) -> RequestMessage:
-    """Build a kernel -> view request."""
-    return {"kind": "request", "id": request_id, "op": op, "payload": payload}
 
 
 # -- what every tool returns ------------------------------------------------------------------

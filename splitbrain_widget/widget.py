@@ -32,6 +32,7 @@ from ._stream import Streamer, StreamStats
 from .manifest import Manifest, ParameterError
 from .protocol import (
     PROTOCOL_VERSION,
+    VIEW_MESSAGE_KINDS,
     ApprovalMessage,
     CancelMessage,
     ChangedValue,
@@ -651,7 +652,7 @@ class TargetWidget(anywidget.AnyWidget):
 
     def _tap_message(self, content: dict[str, Any]) -> bool:
         """Shell-channel thread: take every message of ours (chat ones start worker threads), even mid-cell."""
-        if content.get("kind") not in ("reply", "event", "chat", "cancel", "skip_wait", "approval", "set"):
+        if content.get("kind") not in VIEW_MESSAGE_KINDS:
             return False
         self._receive(content)
         return True

@@ -196,7 +196,8 @@ def test_page_data_is_marked_and_large_states_are_stored_aside(sim: sb.TargetWid
     assert "state" not in big["page_data"] and store["result-1"].startswith('{"samples":[0,1,2')
 
 
-def test_cancel_stops_a_run_waiting_on_the_browser_and_repairs_history(sim: sb.TargetWidget) -> None:
+def hang_sets(sim: sb.TargetWidget) -> threading.Event:
+    """Make the widget's async set hang (as a page that never answers); the event says a set began."""
     entered = threading.Event()
 
     async def slow_set(values: Any, **kwargs: Any) -> Any:
@@ -204,6 +205,11 @@ def test_cancel_stops_a_run_waiting_on_the_browser_and_repairs_history(sim: sb.T
         await asyncio.sleep(30)
 
     sim.aset_parameters = slow_set  # type: ignore[method-assign]
+    return entered
+
+
+def test_cancel_stops_a_run_waiting_on_the_browser_and_repairs_history(sim: sb.TargetWidget) -> None:
+    entered = hang_sets(sim)
     model, _ = scripted(
         ModelResponse(parts=[call("set_parameters", {"values": {"settings.speed": 3}})]),
         ModelResponse(parts=[TextPart("never")]),
@@ -222,13 +228,7 @@ def test_cancel_stops_a_run_waiting_on_the_browser_and_repairs_history(sim: sb.T
 def test_a_conversation_continues_after_a_cancelled_run(sim: sb.TargetWidget) -> None:
     from pydantic_ai.messages import UserPromptPart
 
-    entered = threading.Event()
-
-    async def slow_set(values: Any, **kwargs: Any) -> Any:
-        entered.set()
-        await asyncio.sleep(30)
-
-    sim.aset_parameters = slow_set  # type: ignore[method-assign]
+    entered = hang_sets(sim)
     model, seen = scripted(
         ModelResponse(parts=[call("set_parameters", {"values": {"settings.speed": 3}}, "first")]),
         ModelResponse(parts=[call("set_parameters", {"values": {"settings.count": 4}}, "second")]),
@@ -298,8 +298,25 @@ def test_events_report_tool_calls_and_text(sim: sb.TargetWidget) -> None:
     agent = Agent(sim)  # the offline planner
     kinds = [e.kind for e in agent.stream("set the speed to 12")]
     assert kinds[:2] == ["tool_started", "tool_finished"] and kinds[-1] == "done" and "text" in kinds
-    finished = [e for e in Agent(sim).stream("speed 13") if isinstance(e, ToolCallFinished)]
+    events = list(Agent(sim).stream("speed 13"))
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
     assert finished[0].ok and finished[0].result["changed"]["settings.speed"]["value"] == 13
+    # the chip's label comes from the tool's definition, for both events
+    assert started[0].label == finished[0].label == "speed = 13"
+
+
+def test_each_tool_is_defined_once_and_everything_is_derived_from_the_table(sim: sb.TargetWidget) -> None:
+    from splitbrain_widget.agent._tools import READ_ONLY_TOOLS, TOOLS, call_label, tool_specs
+
+    names = [t.name for t in TOOLS]
+    assert len(names) == len(set(names))
+    assert [s.name for s in tool_specs(sim.schema, ["demo"])] == names
+    assert {"get_parameters", "get_state", "list_targets", "read_stored_result"} == READ_ONLY_TOOLS
+    assert {t.name for t in TOOLS if t.needs_approval} == {"set_parameters", "reset", "select_target"}
+    assert call_label("set_parameters", {"values": {"s.speed": 12, "d.color": "red"}}) == 'speed = 12, color = "red"'
+    assert call_label("select_target", {"target": "pendulum"}) == "pendulum"
+    assert call_label("get_state", {}) == "" and call_label("no_such_tool", {"x": 1}) == ""
 
 
 def test_the_default_model_is_offline_even_with_a_key_in_the_environment(

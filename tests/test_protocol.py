@@ -87,3 +87,60 @@ def test_sizes_count_characters_like_the_view() -> None:
     from splitbrain_widget.protocol import json_size
 
     assert json_size({"b": "é" * 10}) == len('{"b":"' + "é" * 10 + '"}')
+
+
+def test_events_and_replies_keep_the_shapes_the_bridge_reads() -> None:
+    """Typed per type, but still an EventMessage / ReplyMessage whose payload is a plain dict."""
+    attached = parse_view_message(
+        {"kind": "event", "view_id": "v", "type": "attached", "payload": {"protocol": 1, "user_agent": "ua"}}
+    )
+    assert isinstance(attached, EventMessage) and attached.payload == {"protocol": 1, "user_agent": "ua"}
+    assert type(attached.payload) is dict
+    error = parse_view_message(
+        {"kind": "event", "view_id": "v", "type": "error", "payload": {"code": "target_error", "message": "boom"}}
+    )
+    assert isinstance(error, EventMessage) and type(error.payload) is dict
+    reply = parse_view_message(
+        {"kind": "reply", "id": "r", "view_id": "v", "ok": False, "error": {"code": "not_ready", "message": "m"}}
+    )
+    assert isinstance(reply, ReplyMessage) and reply.state is None and reply.error is not None
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        ({"kind": "event", "view_id": "v", "type": "attached", "payload": {"protocol": "1"}}, "payload.protocol"),
+        ({"kind": "event", "view_id": "v", "type": "boom"}, "type"),
+        ({"kind": "reply", "id": "r", "view_id": "v", "ok": 1, "state": {}}, "ok"),
+        (
+            {"kind": "reply", "id": "r", "view_id": "v", "ok": False, "error": {"code": "x", "message": "m"}},
+            "error.code",
+        ),
+        ({"kind": "set", "values": []}, "values"),
+    ],
+)
+def test_a_refusal_names_the_field_by_its_path_in_the_message(content: dict[str, object], where: str) -> None:
+    with pytest.raises(ProtocolError, match=rf"^bad '{content['kind']}' message: {where}: "):
+        parse_view_message(content)
+
+
+def test_the_kernel_refuses_what_pydantic_would_coerce() -> None:
+    for content in (
+        {"kind": "reply", "id": "r", "view_id": "v", "ok": "true", "state": {}},
+        {"kind": "event", "view_id": "v", "type": "attached", "payload": {"protocol": True}},
+        {"kind": "approval", "id": "a1", "approved": 1},
+    ):
+        with pytest.raises(ProtocolError):
+            parse_view_message(content)
+
+
+def test_a_request_carries_values_only_where_its_op_uses_them() -> None:
+    from splitbrain_widget.protocol import request
+
+    assert request("r1", "apply", {"values": {"a": 1}}) == {
+        "kind": "request",
+        "id": "r1",
+        "op": "apply",
+        "payload": {"values": {"a": 1}},
+    }
+    assert request("r2", "state", {}) == {"kind": "request", "id": "r2", "op": "state", "payload": {}}

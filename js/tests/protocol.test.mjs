@@ -24,6 +24,7 @@ const NONCE = "0123456789abcdef0123456789abcdef";
 describe("constants", () => {
   test("match docs/protocol.md", () => {
     assert.equal(PROTOCOL_VERSION, 1);
+    assert.equal(protocol.PROTOCOL_MINOR, 2);
     assert.equal(PARENT_SOURCE, "splitbrain-parent");
     assert.equal(TARGET_SOURCE, "splitbrain-target");
     assert.equal(MAX_ERROR_TEXT, 500);
@@ -32,16 +33,33 @@ describe("constants", () => {
 
   test("the module exports exactly the documented names", () => {
     assert.deepEqual(Object.keys(protocol).sort(), [
+      "ERROR_CODES",
       "MAX_BUFFERED",
       "MAX_ERROR_TEXT",
       "PARENT_SOURCE",
+      "PROTOCOL_MINOR",
       "PROTOCOL_VERSION",
       "TARGET_SOURCE",
+      "approvalMessage",
+      "attachedEvent",
+      "cancelMessage",
+      "chatMessage",
+      "detachedEvent",
+      "errorEvent",
+      "errorReplyMessage",
       "errorText",
+      "isApprovalClosed",
+      "isApprovalRequest",
+      "isChatEventMessage",
       "isKernelRequest",
       "isParentMessage",
       "isTargetMessage",
       "makeNonce",
+      "readyEvent",
+      "replyMessage",
+      "setMessage",
+      "skipWaitMessage",
+      "stateEvent",
       "unwrapValue",
       "unwrapValues",
     ]);
@@ -239,8 +257,25 @@ describe("isKernelRequest", () => {
     assert.equal(isKernelRequest({ ...good, id: "" }), false);
     assert.equal(isKernelRequest({ ...good, payload: undefined }), false);
     assert.equal(isKernelRequest({ ...good, payload: [] }), false);
+    assert.equal(isKernelRequest({ ...good, payload: { values: [12] } }), false);
     assert.equal(isKernelRequest(null), false);
     assert.equal(isKernelRequest("request"), false);
+  });
+});
+
+describe("the kernel's chat panel messages", () => {
+  // The shapes themselves: js/tests/protocol_schema.test.mjs, against the shared examples.
+  test("accept structured clones from another realm", () => {
+    const event = vm.runInNewContext('({kind: "chat_event", event: {kind: "text", text: "hi"}})');
+    assert.equal(protocol.isChatEventMessage(event), true);
+    const prompt = vm.runInNewContext('({kind: "approval_request", id: "a1", tool: "t", arguments: {}, asking: ["x"]})');
+    assert.equal(protocol.isApprovalRequest(prompt), true);
+  });
+
+  test("a chat event kind is an own key, never an inherited name", () => {
+    for (const kind of ["toString", "constructor", "__proto__", "hasOwnProperty"]) {
+      assert.equal(protocol.isChatEventMessage({ kind: "chat_event", event: { kind, text: "x" } }), false);
+    }
   });
 });
 

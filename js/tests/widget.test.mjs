@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Relay, boundState, MAX_STATE_CHARS, MAX_TARGET_MESSAGES_PER_S } from "../relay.js";
-import { describeCall, chipStatus, stepFor } from "../panel.js";
+import { chipStatus, stepFor } from "../panel.js";
 
 function setup() {
   const toKernel = [];
@@ -204,9 +204,7 @@ test("unsolicited states are throttled and the latest wins", async () => {
   relay.dispose();
 });
 
-test("panel helpers describe calls and statuses", () => {
-  assert.equal(describeCall("set_parameters", { values: { "s.speed": 12, "d.color": "red" } }), 'speed = 12, color = "red"');
-  assert.equal(describeCall("select_target", { target: "pendulum" }), "pendulum");
+test("panel helpers tell a chip's status", () => {
   assert.equal(chipStatus({ ok: true }), "ok");
   assert.equal(chipStatus({ ok: false, result: { error: { code: "cancelled" } } }), "cancelled");
   assert.equal(chipStatus({ ok: false, result: { error: { code: "timeout" } } }), "error");

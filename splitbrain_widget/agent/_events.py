@@ -19,6 +19,7 @@ class ToolCallStarted:
     call_id: str
     name: str
     arguments: dict[str, Any]
+    label: str = ""  # the arguments in short, as the tool's definition renders them for the panel
     kind: str = "tool_started"
 
 
@@ -29,6 +30,7 @@ class ToolCallFinished:
     arguments: dict[str, Any]
     result: dict[str, Any]
     ok: bool
+    label: str = ""
     kind: str = "tool_finished"
 
 

@@ -46,15 +46,15 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 from pydantic_core import SchemaValidator, core_schema
 
 from ..protocol import ToolResult
-from . import _planner, _retry
+from . import _approval, _planner, _retry
 from ._events import AgentEvent, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallStarted
 from ._loops import LoopDetector, LoopLimits
 from ._models import ModelSetupError
-from ._tools import READ_ONLY_TOOLS, execute, for_model, system_prompt, tool_specs
+from ._tools import BY_NAME, ToolContext, call_label, execute, for_model, system_prompt, tool_specs
 
 if TYPE_CHECKING:
     from ..widget import TargetWidget
@@ -288,7 +288,7 @@ class RunState:
     def planner_context(self) -> _planner.PlannerContext:
         from ..registry import list_targets
 
-        targets = [(t.id, t.title) for t in list_targets(*self.sim._targets_dirs)]
+        targets = [(t.id, t.title) for t in list_targets(*self.sim.targets_dirs)]
         return _planner.PlannerContext(self.sim.schema, dict(self.sim.values), targets)
 
 
@@ -296,7 +296,8 @@ class RunState:
 
 
 class BrowserToolset(AbstractToolset[Any]):
-    """The manifest's tools; calls run on the widget's async API, so in the browser."""
+    """The tools of :data:`._tools.TOOLS` for the active manifest; calls run on the widget's async
+    API, so in the browser, and return what the model reads."""
 
     def __init__(self, state: RunState) -> None:
         self.state = state
@@ -306,73 +307,94 @@ class BrowserToolset(AbstractToolset[Any]):
         return "splitbrain"
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        sim = self.state.sim
-        specs = tool_specs(sim.schema, _target_ids(sim))
-        stored = {
-            "type": "object",
-            "properties": {"key": {"type": "string"}, "offset": {"type": "integer", "minimum": 0}},
-            "required": ["key"],
-            "additionalProperties": False,
-        }
         defs = [
             ToolDefinition(
                 name=s.name, parameters_json_schema=s.schema, description=s.description, sequential=not s.read_only
             )
-            for s in specs
+            for s in tool_specs(self.state.sim.schema, _target_ids(self.state.sim))
         ]
-        defs.append(
-            ToolDefinition(
-                name="read_stored_result",
-                parameters_json_schema=stored,
-                description="Read a large page result that was stored aside (4000 characters from offset).",
-            )
-        )
         return {d.name: ToolsetTool(toolset=self, tool_def=d, max_retries=3, args_validator=_ANY_ARGS) for d in defs}
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> dict[str, Any]:
+        state = self.state
+        try:
+            outcome = await execute(ToolContext(state.sim, state.store), name, tool_args)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug of ours must reach the model as a result, not kill the run
+            outcome = ToolResult.failure("internal_error", f"{name} failed inside splitbrain_widget: {exc!r}")
+        return for_model(outcome, state.store) if isinstance(outcome, ToolResult) else outcome
+
+
+@dataclass
+class ApprovalToolset(WrapperToolset[Any]):
+    """Puts the calls of tools that need approval under the widget's approval policy."""
+
+    sim: TargetWidget | None = None
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        spec = BY_NAME.get(name)
+        if spec is not None and spec.needs_approval and self.sim is not None:
+            denied = await _approval.verdict(self.sim, name, tool_args)
+            if denied is not None:
+                return denied.for_model()
+        return await super().call_tool(name, tool_args, ctx, tool)
+
+
+@dataclass
+class GuardedToolset(WrapperToolset[Any]):
+    """The run's bookkeeping around every call: events, truncated calls refused, loops blocked, each
+    call recorded, and a failed result raised as ``ToolFailed`` so the model reads it as an error."""
+
+    state: RunState | None = None
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         state = self.state
+        assert state is not None
         call_id = ctx.tool_call_id or name
-        state.emit(ToolCallStarted(call_id, name, tool_args))
+        label = call_label(name, tool_args)
+        state.emit(ToolCallStarted(call_id, name, tool_args, label))
         if call_id in state.truncated_ids:
             result = ToolResult.failure("truncated_call", TRUNCATED_MESSAGE, op=name)
-            return self._finish(call_id, name, tool_args, result.for_model(), ok=False)
+            return self._finish(call_id, name, tool_args, result.for_model())
         verdict = state.loops.check(name, tool_args)
         if not verdict.allowed:
             payload = ToolResult.failure("loop_blocked", verdict.message, op=name).for_model()
-            state.emit(ToolCallFinished(call_id, name, tool_args, payload, ok=False))
+            state.emit(ToolCallFinished(call_id, name, tool_args, payload, ok=False, label=label))
             state.tool_calls.append(ToolCallRecord(name, tool_args, payload, ok=False))
             if verdict.stop:
                 state.stop_reason = state.loops.stop_reason()
                 raise RunStopped(state.stop_reason)
             raise ToolFailed(failure_text(payload))
-        denied = None if name in READ_ONLY_TOOLS else await state.sim._check_approval(name, tool_args)
-        if denied is not None:
-            payload, ok = denied.for_model(), False
-        elif name == "read_stored_result":
-            payload = _read_stored(state.store, tool_args)
-            ok = bool(payload.get("ok"))
-        else:
-            try:
-                outcome = await execute(state.sim, name, tool_args)
-            except asyncio.CancelledError:
-                payload = ToolResult.failure("cancelled", f"{name} was cancelled", op=name).for_model()
-                state.tool_calls.append(ToolCallRecord(name, tool_args, payload, ok=False))
-                state.emit(ToolCallFinished(call_id, name, tool_args, payload, ok=False))
-                raise
-            except Exception as exc:  # a bug of ours must reach the model as a result, not kill the run
-                outcome = ToolResult.failure("internal_error", f"{name} failed inside splitbrain_widget: {exc!r}")
-            payload, ok = for_model(outcome, state.store), outcome.ok
-        state.loops.record(name, tool_args, ok, payload)
-        return self._finish(call_id, name, tool_args, payload, ok=ok)
+        try:
+            payload = await super().call_tool(name, tool_args, ctx, tool)
+        except asyncio.CancelledError:
+            payload = ToolResult.failure("cancelled", f"{name} was cancelled", op=name).for_model()
+            state.tool_calls.append(ToolCallRecord(name, tool_args, payload, ok=False))
+            state.emit(ToolCallFinished(call_id, name, tool_args, payload, ok=False, label=label))
+            raise
+        state.loops.record(name, tool_args, bool(payload.get("ok")), payload)
+        return self._finish(call_id, name, tool_args, payload)
 
-    def _finish(self, call_id: str, name: str, args: dict[str, Any], payload: dict[str, Any], *, ok: bool) -> Any:
+    def _finish(self, call_id: str, name: str, args: dict[str, Any], payload: dict[str, Any]) -> Any:
+        assert self.state is not None
+        ok = bool(payload.get("ok"))
         self.state.tool_calls.append(ToolCallRecord(name, args, payload, ok))
-        self.state.emit(ToolCallFinished(call_id, name, args, payload, ok))
+        self.state.emit(ToolCallFinished(call_id, name, args, payload, ok, call_label(name, args)))
         if not ok:
             raise ToolFailed(failure_text(payload))
         return payload
+
+
+def toolset(state: RunState) -> GuardedToolset:
+    """The agent's toolset: the browser tools, under the approval policy, inside the run's guards."""
+    return GuardedToolset(ApprovalToolset(BrowserToolset(state), sim=state.sim), state=state)
 
 
 def failure_text(payload: dict[str, Any]) -> str:
@@ -386,23 +408,10 @@ def failure_text(payload: dict[str, Any]) -> str:
     return text
 
 
-def _read_stored(store: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
-    key = args.get("key")
-    offset = args.get("offset") or 0
-    if not isinstance(key, str) or key not in store:
-        return ToolResult.failure(
-            "invalid_value", f"no stored result {key!r}", hint=f"stored: {list(store)}"
-        ).for_model()
-    text = store[key]
-    offset = max(0, int(offset)) if isinstance(offset, int) else 0
-    chunk = text[offset : offset + 4000]
-    return {"ok": True, "key": key, "offset": offset, "chunk": chunk, "remaining": max(0, len(text) - offset - 4000)}
-
-
 def _target_ids(sim: TargetWidget) -> list[str]:
     from ..registry import list_targets
 
-    return list_targets(*sim._targets_dirs).ids()
+    return list_targets(*sim.targets_dirs).ids()
 
 
 # -- guards -----------------------------------------------------------------------------------
@@ -437,7 +446,7 @@ class Guards(AbstractCapability[Any]):
                         json.loads(part.args)
                     except ValueError:
                         part.args = {}
-        known = {s.name for s in tool_specs(self.state.sim.schema, [])} | {"read_stored_result"}
+        known = set(BY_NAME)
         for part in calls:
             if part.tool_name not in known:
                 verdict = self.state.loops.check_unknown(part.tool_name, known)
@@ -599,7 +608,7 @@ class Runtime:
         self.agent = PaiAgent(
             self.chain,
             instructions=self._instructions,
-            toolsets=[BrowserToolset(self.state)],
+            toolsets=[toolset(self.state)],
             capabilities=[Guards(self.state)],
             model_settings=ModelSettings(max_retries=0) if not isinstance(models[0], FunctionModel) else None,
             retries=3,

@@ -35,7 +35,7 @@ function isTargetMessage(data, nonce) {
   return true;
 }
 function isKernelRequest(msg) {
-  return isPlainObject(msg) && msg.kind === "request" && typeof msg.id === "string" && msg.id !== "" && REQUEST_OPS.has(msg.op) && isPlainObject(msg.payload);
+  return isPlainObject(msg) && msg.kind === "request" && typeof msg.id === "string" && msg.id !== "" && REQUEST_OPS.has(msg.op) && isPlainObject(msg.payload) && (msg.payload.values === void 0 || isPlainObject(msg.payload.values));
 }
 function errorText(err) {
   let text;

@@ -35,7 +35,53 @@ function isTargetMessage(data, nonce) {
   return true;
 }
 function isKernelRequest(msg) {
-  return isPlainObject(msg) && msg.kind === "request" && typeof msg.id === "string" && msg.id !== "" && REQUEST_OPS.has(msg.op) && isPlainObject(msg.payload);
+  return isPlainObject(msg) && msg.kind === "request" && typeof msg.id === "string" && msg.id !== "" && REQUEST_OPS.has(msg.op) && isPlainObject(msg.payload) && (msg.payload.values === void 0 || isPlainObject(msg.payload.values));
+}
+function isString(value) {
+  return typeof value === "string";
+}
+function isToolCall(event) {
+  return isString(event.call_id) && isString(event.name) && isPlainObject(event.arguments) && isOptionalString(event.label);
+}
+function isOptionalString(value) {
+  return value === void 0 || isString(value);
+}
+var CHAT_EVENT_FIELDS = /* @__PURE__ */ Object.freeze({
+  text: (e) => isString(e.text),
+  tool_started: isToolCall,
+  tool_finished: (e) => isToolCall(e) && isPlainObject(e.result) && typeof e.ok === "boolean",
+  retry_wait: (e) => typeof e.seconds === "number" && Number.isFinite(e.seconds) && isString(e.source) && Number.isInteger(e.attempt) && isString(e.model) && (e.status === null || Number.isInteger(e.status)),
+  fallback: (e) => isString(e.from_model) && isString(e.to_model) && isString(e.reason),
+  busy: (e) => isString(e.text),
+  control_error: (e) => isString(e.text)
+});
+function isChatEventMessage(msg) {
+  if (!isPlainObject(msg) || msg.kind !== "chat_event" || !isPlainObject(msg.event)) return false;
+  const event = msg.event;
+  const kind = event.kind;
+  if (!isString(kind) || !Object.prototype.hasOwnProperty.call(CHAT_EVENT_FIELDS, kind)) return false;
+  return CHAT_EVENT_FIELDS[kind](event);
+}
+function isApprovalRequest(msg) {
+  return isPlainObject(msg) && msg.kind === "approval_request" && isString(msg.id) && isString(msg.tool) && isPlainObject(msg.arguments) && Array.isArray(msg.asking) && msg.asking.every(isString) && isOptionalString(msg.label);
+}
+function isApprovalClosed(msg) {
+  return isPlainObject(msg) && msg.kind === "approval_closed" && isString(msg.id);
+}
+function chatMessage(text) {
+  return { kind: "chat", text };
+}
+function cancelMessage() {
+  return { kind: "cancel" };
+}
+function skipWaitMessage() {
+  return { kind: "skip_wait" };
+}
+function approvalMessage(id, approved) {
+  return { kind: "approval", id, approved };
+}
+function setMessage(values) {
+  return { kind: "set", values };
 }
 function errorText(err) {
   let text;
@@ -437,13 +483,6 @@ function mountTargetFrame(opts) {
 
 // panel.js
 var SLIDER_INTERVAL_MS = 80;
-function describeCall(name, args) {
-  if (name === "set_parameters" && args && typeof args.values === "object" && args.values) {
-    return Object.entries(args.values).map(([k, v]) => `${k.split(".").pop()} = ${JSON.stringify(v)}`).join(", ");
-  }
-  if (name === "select_target" && args) return String(args.target ?? "");
-  return "";
-}
 function chipStatus(finished) {
   if (finished.ok) return "ok";
   const code = finished.result?.error?.code;
@@ -538,7 +577,7 @@ function mountPanel(host, model, signal) {
     scroll();
     return el;
   }
-  function chip(id, name, args, status, result) {
+  function chip(id, name, args, status, result, summary = "") {
     let el = chips.get(id);
     if (!el) {
       el = h("details", { class: "sb-chip" });
@@ -546,7 +585,6 @@ function mountPanel(host, model, signal) {
       log.append(el);
     }
     el.dataset.status = status;
-    const summary = describeCall(name, args);
     const mark = { pending: "…", ok: "✓", error: "✗", cancelled: "⊘" }[status];
     el.replaceChildren(
       h("summary", { text: `${mark} ${name}${summary ? `: ${summary}` : ""}`, "aria-label": `${name} ${status}` }),
@@ -560,7 +598,7 @@ function mountPanel(host, model, signal) {
     chips.clear();
     live = null;
     for (const entry of model.get("transcript") ?? []) {
-      if (entry.role === "tool") chip(String(entry.id), entry.name, entry.arguments ?? {}, chipStatus(entry), entry.result);
+      if (entry.role === "tool") chip(String(entry.id), entry.name, entry.arguments ?? {}, chipStatus(entry), entry.result, entry.label);
       else bubble(entry.role, entry.stopped ? `${entry.text}` : entry.text);
     }
     chips.clear();
@@ -578,10 +616,10 @@ function mountPanel(host, model, signal) {
         scroll();
         break;
       case "tool_started":
-        chip(event.call_id, event.name, event.arguments ?? {}, "pending");
+        chip(event.call_id, event.name, event.arguments ?? {}, "pending", void 0, event.label);
         break;
       case "tool_finished":
-        chip(event.call_id, event.name, event.arguments ?? {}, chipStatus(event), event.result);
+        chip(event.call_id, event.name, event.arguments ?? {}, chipStatus(event), event.result, event.label);
         break;
       case "retry_wait": {
         clearCountdown();
@@ -593,8 +631,8 @@ function mountPanel(host, model, signal) {
         update();
         const skip = h("button", { type: "button", text: "Skip wait" });
         const abort = h("button", { type: "button", text: "Abort" });
-        skip.addEventListener("click", () => model.send({ kind: "skip_wait" }));
-        abort.addEventListener("click", () => model.send({ kind: "cancel" }));
+        skip.addEventListener("click", () => model.send(skipWaitMessage()));
+        abort.addEventListener("click", () => model.send(cancelMessage()));
         banners.append(h("div", { class: "sb-banner sb-retry", role: "status" }, [label, skip, abort]));
         countdown = setInterval(() => {
           left -= 1;
@@ -613,7 +651,7 @@ function mountPanel(host, model, signal) {
     }
   }
   function approvalPrompt(msg) {
-    const what = describeCall(msg.tool, msg.arguments) || msg.tool;
+    const what = msg.label || msg.tool;
     const approve = (
       /** @type {HTMLButtonElement} */
       h("button", { type: "button", text: "Approve" })
@@ -628,7 +666,7 @@ function mountPanel(host, model, signal) {
       deny
     ]);
     const decide = (approved) => {
-      model.send({ kind: "approval", id: msg.id, approved });
+      model.send(approvalMessage(msg.id, approved));
       approve.disabled = deny.disabled = true;
     };
     approve.addEventListener("click", () => decide(true));
@@ -638,10 +676,9 @@ function mountPanel(host, model, signal) {
     approve.focus();
   }
   function onCustom(msg) {
-    if (!msg || typeof msg !== "object") return;
-    if (msg.kind === "chat_event" && msg.event) onEvent(msg.event);
-    else if (msg.kind === "approval_request") approvalPrompt(msg);
-    else if (msg.kind === "approval_closed") {
+    if (isChatEventMessage(msg)) onEvent(msg.event);
+    else if (isApprovalRequest(msg)) approvalPrompt(msg);
+    else if (isApprovalClosed(msg)) {
       approvals.get(msg.id)?.remove();
       approvals.delete(msg.id);
     }
@@ -649,7 +686,7 @@ function mountPanel(host, model, signal) {
   function submit() {
     const text = textarea.value.trim();
     if (!text || model.get("chat_busy")) return;
-    model.send({ kind: "chat", text });
+    model.send(chatMessage(text));
     textarea.value = "";
     live = null;
     chips.clear();
@@ -664,7 +701,7 @@ function mountPanel(host, model, signal) {
     if (!busy) clearCountdown();
   }
   send.addEventListener("click", submit, { signal });
-  stop.addEventListener("click", () => model.send({ kind: "cancel" }), { signal });
+  stop.addEventListener("click", () => model.send(cancelMessage()), { signal });
   textarea.addEventListener(
     "keydown",
     (e) => {
@@ -672,7 +709,7 @@ function mountPanel(host, model, signal) {
         e.preventDefault();
         submit();
       } else if (e.key === "Escape" && model.get("chat_busy")) {
-        model.send({ kind: "cancel" });
+        model.send(cancelMessage());
       }
     },
     { signal }
@@ -707,7 +744,7 @@ function buildInspector(container, model, signal) {
       const key = JSON.stringify(value);
       if (lastSent.get(path) === key) return;
       lastSent.set(path, key);
-      model.send({ kind: "set", values: { [path]: value } });
+      model.send(setMessage({ [path]: value }));
     };
     if (!throttled) return send();
     if (timers.has(path)) clearTimeout(

@@ -1,0 +1,45 @@
+"""The approval policy's verdict on one agent call (the toolset's approval wrapper asks this).
+
+A policy per parameter path, leaf name or tool (``"auto"``, ``"ask"``, ``"deny"``; ``"*"`` for the
+rest) lives in the widget's ``approval`` trait; "ask" goes to the chat panel through
+:meth:`TargetWidget.ask_approval`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._chat import policy_for
+from ..manifest import ParameterError
+from ..protocol import ToolResult
+
+if TYPE_CHECKING:
+    from ..widget import TargetWidget
+
+
+def touched_paths(sim: TargetWidget, tool: str, arguments: dict[str, Any]) -> list[str]:
+    """The parameter paths a call would change (names resolved through the manifest where they can be)."""
+    values = arguments.get("values") if tool == "set_parameters" else None
+    if not isinstance(values, dict):
+        return []
+    paths = []
+    for name in values:
+        try:
+            paths.append(sim.schema.resolve(name).path)
+        except ParameterError:
+            paths.append(name)
+    return paths
+
+
+async def verdict(sim: TargetWidget, tool: str, arguments: dict[str, Any]) -> ToolResult | None:
+    """None to go ahead, or a ``denied`` result saying why."""
+    policies = dict(sim.approval)
+    if not policies:
+        return None
+    level, asking = policy_for(policies, tool, touched_paths(sim, tool, arguments))
+    if level == "auto":
+        return None
+    if level == "deny":
+        return ToolResult.failure("denied", f"the approval policy denies changing {', '.join(asking)}", op=tool)
+    approved, why = await sim.ask_approval(tool, arguments, asking)
+    return None if approved else ToolResult.failure("denied", why, op=tool)
