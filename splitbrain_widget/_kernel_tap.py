@@ -24,6 +24,7 @@ attributes are missing, :func:`install` returns False and blocking calls raise a
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -50,12 +51,13 @@ stats = {"consumed": 0, "passed": 0, "bad_signature": 0, "errors": 0}
 
 
 def kernel() -> Any | None:
-    """The running ipykernel Kernel, or None outside one (never creates a kernel)."""
-    try:
-        from ipykernel.kernelbase import Kernel
-    except ImportError:
+    """The running ipykernel Kernel, or None outside one (never creates a kernel, never imports
+    ipykernel: a running kernel has imported it already; cheap enough for every call)."""
+    module = sys.modules.get("ipykernel.kernelbase")
+    if module is None:
         return None
-    return Kernel.instance() if Kernel.initialized() else None
+    kernel_class = module.Kernel
+    return kernel_class.instance() if kernel_class.initialized() else None
 
 
 def available() -> bool:

@@ -65,6 +65,11 @@ ENV_HEADLESS = "SPLITBRAIN_HEADLESS"  # "1": every widget without a view runs it
 NOT_KEPT = ("target_error", "cancelled")  # the page gave the change back, or the call was taken back
 
 
+def _calls_reach_iopub() -> bool:
+    """Whether a call's messages pass a notebook server's IOPub (and its rate limit): in a kernel."""
+    return _kernel_tap.kernel() is not None
+
+
 class _Wait:
     """A step of an operation: wait until ``done()`` holds or ``deadline`` (monotonic) passes.
 
@@ -446,7 +451,9 @@ class TargetWidget(anywidget.AnyWidget):
             # Two messages (the request; later the values and state echo, in one), or in a burst, where
             # the echoes are coalesced, one; in a burst it waits its turn, first come first served, to
             # stay under the IOPub rate limit. Interrupted while queued, it is taken back: nothing changed.
-            messages = 1 if PACER.busy else 2
+            # Outside a kernel (a script, a Dask worker's sweep) no call reaches a notebook server's
+            # IOPub: it costs no tokens, only its place in the widget's in-flight window.
+            messages = (1 if PACER.busy else 2) if _calls_reach_iopub() else 0
             ticket = PACER.submit(
                 messages, send_request, on_sent=lambda: self.bridge.touch(pending.id), key=self.bridge
             )

@@ -25,8 +25,25 @@ def stalled_pacer(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     release = threading.Event()
     pacer = Pacer(per_second=0.01, burst=10, in_flight=1000, thread_init=lambda: release.wait(60))
     monkeypatch.setattr(widget_module, "PACER", pacer)
+    monkeypatch.setattr(widget_module, "_calls_reach_iopub", lambda: True)  # as in a kernel
     yield release
     release.set()
+
+
+def test_outside_a_kernel_calls_are_not_held_to_the_iopub_rate(
+    stalled_pacer: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script or a Dask worker has no notebook server to protect: only the in-flight window counts."""
+    monkeypatch.setattr(widget_module, "_calls_reach_iopub", lambda: False)
+    sim = sb.TargetWidget("demo", targets_dir=FIXTURES)
+    view = FakeView(sim)
+
+    async def burst() -> list[sb.ToolResult]:
+        return await asyncio.gather(*[sim.aset_parameter("count", 1 + i % 9, timeout=5) for i in range(60)])
+
+    results = asyncio.run(burst())
+    assert all(r.ok and r.applied for r in results), [str(r)[:90] for r in results if not r.ok]
+    assert len(view.requests) == 60
 
 
 def test_queued_calls_end_by_their_deadline_when_the_sender_stalls(stalled_pacer: threading.Event) -> None:
