@@ -7,14 +7,18 @@
  * clearTimeout / clearInterval, Date (the constructor and Date.now), performance.now and
  * Math.random (seeded, deterministic). Time stands still until the parent advances it:
  *
- *   {source: "splitbrain-parent", nonce, type: "advance", payload: {ms}}
+ *   {source: "splitbrain-parent", nonce, type: "advance", payload: {ms, more?, token?}}
  *
  * accepted with the bridge's own checks (`event.source === window.parent`, the nonce from
  * `window.name`, the envelope validated by ./protocol.js). An advance runs the timers and the
- * animation frames (one every 1000/60 ms of virtual time) in time order up to now + ms, each
- * callback in a task of its own so that promise jobs run between them as in a real browser. Until
+ * animation frames (one every 1000/60 ms of virtual time) in time order up to now + ms, promise
+ * jobs draining between any two callbacks as in a real browser (see CALLBACKS_PER_TASK). Until
  * it is done, the clock holds every later message from the parent and then delivers them in
  * order: a `state` request posted right behind an `advance` is answered with the advanced state.
+ * `more: true` says that another advance follows at once (the host splits long ones): see
+ * VirtualClock#unseen, the one thing a page may ask the clock. With a `token`, the clock says when
+ * it is done, before it delivers what waited: `{source: "splitbrain-target", nonce, type:
+ * "advanced", token}` (the relay ignores the type; the headless host reads it).
  *
  * Why before bridge.js: listeners on `window` run in the order they were added (capture or not),
  * and the clock's must come first to hold what follows an advance. Math.random alone is seeded
@@ -37,6 +41,16 @@ export const EPOCH_MS = Date.UTC(2026, 0, 1);
 export const MAX_CALLBACKS_PER_ADVANCE = 100_000;
 /** Longest single advance message (ms); the host splits longer advances. */
 export const MAX_ADVANCE_MS = 86_400_000;
+/**
+ * Callbacks run per task. The driver is one MessagePort message with this many listeners, each
+ * running the next due callback: Chromium performs a microtask checkpoint after every listener of
+ * a natively dispatched event (as after every animation-frame callback of a real frame), so promise
+ * jobs, however deep their chains, still run between any two callbacks. A task hop per callback
+ * cost ~10-20 µs (scheduler.postTask, measured in a sandboxed frame), a listener ~1 µs.
+ */
+export const CALLBACKS_PER_TASK = 64;
+/** Real ms after which a task runs no further callbacks (a page whose frames are slow still yields). */
+export const TASK_SLICE_MS = 50;
 /** Delays above this overflow in browsers (a 32-bit signed int) and are treated as 1 ms, as there. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
@@ -169,6 +183,19 @@ export class VirtualClock {
     this.lastFrame = -1;
     /** frames per virtual second: frame k is at k * 1000 / fps ms, exactly for whole seconds */
     this.fps = Number.isFinite(fps) && fps > 0 && fps <= 1000 ? fps : FPS;
+    /** where the running advance (and the ones announced to follow it) ends; -Infinity between advances */
+    this.horizon = -Infinity;
+  }
+
+  /**
+   * Whether a later animation frame of this same advance comes after the callback running now:
+   * what a page draws now is then drawn over before the clock stops and anyone can look. A page
+   * that redraws everything each frame may skip its drawing then (and only its drawing: the
+   * frames, their times and everything else run as always). False between advances.
+   * @returns {boolean}
+   */
+  get unseen() {
+    return this.frameAt(this.nextFrame()) <= this.horizon;
   }
 
   /**
@@ -325,7 +352,9 @@ export class VirtualClock {
   advanceSync(ms, cap = MAX_CALLBACKS_PER_ADVANCE) {
     const until = this.now + Math.max(0, ms);
     let callbacks = 0;
+    this.horizon = until;
     while (callbacks < cap && this.runNext(until)) callbacks += 1;
+    this.horizon = -Infinity;
     const capped = callbacks >= cap && this.hasDue(until);
     this.now = Math.max(this.now, until);
     return { callbacks, capped };
@@ -392,13 +421,18 @@ export function virtualDate(RealDate, nowMs) {
  * @property {(err: unknown) => void} [reportError]
  */
 
+/** Longest `token` of an advance message. */
+const MAX_TOKEN_CHARS = 64;
+
 /**
- * Whether `data` is an advance message for `nonce`; the envelope checked by the bridge's validator.
+ * The advance `data` asks for, if it is an advance message for `nonce` (the envelope checked by the
+ * bridge's validator): `ms` to run, whether `more` advances follow at once, and the `token` to
+ * answer with when done ("" for none).
  * @param {unknown} data
  * @param {string} nonce
- * @returns {number | null} the ms to advance, or null
+ * @returns {{ms: number, more: boolean, token: string} | null}
  */
-export function advanceMs(data, nonce) {
+export function advanceRequest(data, nonce) {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return null;
   const msg = /** @type {Record<string, unknown>} */ (data);
   if (msg.type !== "advance" || !isParentMessage({ source: msg.source, nonce: msg.nonce, type: "state" }, nonce)) {
@@ -406,8 +440,10 @@ export function advanceMs(data, nonce) {
   }
   const payload = msg.payload;
   if (typeof payload !== "object" || payload === null) return null;
-  const ms = /** @type {Record<string, unknown>} */ (payload).ms;
-  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 && ms <= MAX_ADVANCE_MS ? ms : null;
+  const { ms, more, token } = /** @type {Record<string, unknown>} */ (payload);
+  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > MAX_ADVANCE_MS) return null;
+  const answer = typeof token === "string" && token.length <= MAX_TOKEN_CHARS ? token : "";
+  return { ms, more: more === true, token: answer };
 }
 
 /**
@@ -431,6 +467,8 @@ export function installClock(win, opts = {}) {
   const clock = new VirtualClock({ seed: opts.seed, epoch: opts.epoch, fps: opts.fps, onError: report });
   const maxCallbacks = Math.max(1, Math.min(opts.maxCallbacks ?? MAX_CALLBACKS_PER_ADVANCE, MAX_CALLBACKS_PER_ADVANCE));
   Object.defineProperty(win, "__splitbrainClock", { value: clock });
+  const realPerformance = win.performance;
+  const realNow = typeof realPerformance?.now === "function" ? realPerformance.now.bind(realPerformance) : Date.now;
 
   win.Date = virtualDate(win.Date ?? Date, () => clock.dateNow());
   if (win.performance) win.performance.now = () => clock.now;
@@ -444,16 +482,35 @@ export function installClock(win, opts = {}) {
   win.requestAnimationFrame = (/** @type {unknown} */ cb) => clock.requestFrame(cb);
   win.cancelAnimationFrame = (/** @type {unknown} */ id) => clock.cancelFrame(id);
 
-  // The driver: one callback per task, never clamped like setTimeout. scheduler.postTask where the
-  // browser has it (measured in Chromium: a drawing page advanced up to ~1.5x faster than with a
-  // MessageChannel hop, whose messages travel through the IPC layer), else a MessageChannel.
-  const scheduler = /** @type {any} */ (win).scheduler;
+  // The driver: CALLBACKS_PER_TASK listeners on one port, never clamped like setTimeout. A message
+  // runs up to that many callbacks (one per listener) within TASK_SLICE_MS; then it posts the next.
   const channel = new win.MessageChannel();
-  const hop =
-    typeof scheduler?.postTask === "function"
-      ? () => void scheduler.postTask(step, { priority: "user-blocking" })
-      : () => channel.port2.postMessage(null);
-  /** @type {{until: number, ms: number, callbacks: number} | null} */
+  let driving = false;
+  let sliceOver = false;
+  let sliceEnds = 0;
+  const drive = () => {
+    if (driving) return;
+    driving = true;
+    channel.port2.postMessage(null);
+  };
+  for (let i = 0; i < CALLBACKS_PER_TASK; i += 1) {
+    const first = i === 0;
+    const last = i === CALLBACKS_PER_TASK - 1;
+    channel.port1.addEventListener("message", () => {
+      if (first) {
+        driving = sliceOver = false;
+        sliceEnds = realNow() + TASK_SLICE_MS;
+      }
+      if (sliceOver) return;
+      step();
+      if (advancing && (last || realNow() > sliceEnds)) {
+        sliceOver = true;
+        drive();
+      }
+    });
+  }
+  channel.port1.start();
+  /** @type {{until: number, ms: number, callbacks: number, token: string} | null} */
   let advancing = null;
   /** @type {any[]} messages from the parent that arrived during an advance, oldest first */
   const held = [];
@@ -462,21 +519,28 @@ export function installClock(win, opts = {}) {
 
   function finish() {
     if (!advancing) return;
-    const { until, ms, callbacks } = advancing;
+    const { until, ms, callbacks, token } = advancing;
     const capped = callbacks >= maxCallbacks && clock.hasDue(until);
     clock.now = Math.max(clock.now, until);
+    clock.horizon = -Infinity;
     advancing = null;
+    /** @param {Record<string, unknown>} body */
+    const post = (body) => {
+      try {
+        parentWindow.postMessage({ source: TARGET_SOURCE, nonce, ...body }, "*");
+      } catch (err) {
+        console.error(`splitbrain clock: ${errorText(err)}`);
+      }
+    };
     if (capped) {
       const message =
         `virtual clock: more than ${maxCallbacks} timer and animation-frame callbacks ` +
         `within one advance of ${ms} ms (a timer that keeps rescheduling itself?); time moved on ` +
         "without the rest, which run first in the next advance";
-      try {
-        parentWindow.postMessage({ source: TARGET_SOURCE, nonce, type: "error", error: { code: "target_error", message } }, "*");
-      } catch (err) {
-        console.error(`splitbrain clock: ${errorText(err)}`);
-      }
+      post({ type: "error", error: { code: "target_error", message } });
     }
+    // Before what waited: a handler still waiting on virtual time must not hold the next advance.
+    if (token) post({ type: "advanced", token });
     // Deliver what waited, in order, until one of them starts another advance.
     while (!advancing && held.length > 0) {
       const event = held.shift();
@@ -486,16 +550,12 @@ export function installClock(win, opts = {}) {
     }
   }
 
+  /** Run the next due callback of the advance, or end it. */
   function step() {
     if (!advancing) return;
-    if (advancing.callbacks < maxCallbacks && clock.runNext(advancing.until)) {
-      advancing.callbacks += 1;
-      hop();
-    } else {
-      finish();
-    }
+    if (advancing.callbacks < maxCallbacks && clock.runNext(advancing.until)) advancing.callbacks += 1;
+    else finish();
   }
-  channel.port1.onmessage = step;
 
   /** @param {any} event */
   function onMessage(event) {
@@ -506,10 +566,16 @@ export function installClock(win, opts = {}) {
       held.push(event);
       return;
     }
-    const ms = advanceMs(event.data, nonce);
-    if (ms === null) return;
-    advancing = { until: clock.now + ms, ms, callbacks: 0 };
-    step();
+    const request = advanceRequest(event.data, nonce);
+    if (request === null) return;
+    const { ms, more, token } = request;
+    advancing = { until: clock.now + ms, ms, callbacks: 0, token };
+    clock.horizon = more ? Infinity : advancing.until;
+    // The first callback in this task (an advance with nothing due ends here), unless the message
+    // waited behind another advance: the promise jobs of what was delivered before it (the bridge
+    // answering a state request) must run first, so the next task starts it.
+    if (!redelivered.has(event)) step();
+    if (advancing) drive();
   }
   if (parentWindow != null && parentWindow !== /** @type {unknown} */ (win)) {
     win.addEventListener("message", onMessage, { capture: true });

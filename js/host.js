@@ -8,11 +8,13 @@
  *
  * Besides the view's messages the host runs the virtual clock (./clock.js) of its page:
  * `{op: "advance", token, ms}` posts `advance` messages of at most ADVANCE_CHUNK_MS, each
- * followed by a state request, and answers `{kind: "_advance", view_id, token, result}` with the
- * last reply. Wire formats: docs/protocol.md.
+ * followed by a state request (PIPELINE of them ahead), and answers
+ * `{kind: "_advance", view_id, token, result}` with the last reply. A chunk ends with the clock's
+ * `advanced` message or its reply, whichever comes first (a handler of the page waiting on
+ * virtual time holds up the replies, never the clock). Wire formats: docs/protocol.md.
  */
 import { mountTargetFrame } from "./frame.js";
-import { PARENT_SOURCE, PROTOCOL_VERSION, errorText } from "./protocol.js";
+import { PARENT_SOURCE, PROTOCOL_VERSION, TARGET_SOURCE, errorText } from "./protocol.js";
 import { READY_TIMEOUT_MS } from "./relay.js";
 
 /**
@@ -21,6 +23,13 @@ import { READY_TIMEOUT_MS } from "./relay.js";
  * virtual second however fast the clock runs, a flooding one is stopped as in the view.
  */
 export const ADVANCE_CHUNK_MS = 1000;
+/**
+ * Chunks of one advance posted ahead of the reply they wait for: the page starts the next one as
+ * soon as it ends one, instead of idling for a round trip through the host (~1-3 ms per chunk,
+ * two cross-process hops: sandboxed frames run in a process of their own). Cancelling lets at
+ * most PIPELINE - 1 more chunks run.
+ */
+export const PIPELINE = 2;
 /** Ids of the host's own state requests: never a kernel id ("r<counter>-<salt>"). */
 const INTERNAL_ID = "\u0000advance-";
 
@@ -84,6 +93,9 @@ export function createHost(opts) {
   const statusWaiters = new Set();
   /** virtual ms this page was advanced by: the relay's budget clock runs that much ahead */
   let virtualMs = 0;
+  /** @type {Map<string, () => void>} chunks posted and not done yet, by token */
+  const chunkDone = new Map();
+  let chunkCounter = 0;
 
   const slot = document.createElement("iframe");
   document.body.append(slot);
@@ -112,6 +124,20 @@ export function createHost(opts) {
     },
   });
   const { relay } = frame;
+  // The clock's `advanced` message: from this iframe's page, with its nonce (the relay ignores it).
+  window.addEventListener(
+    "message",
+    (event) => {
+      const data = event.data;
+      if (event.source === null || event.source !== frame.iframe().contentWindow) return;
+      if (typeof data !== "object" || data === null || data.type !== "advanced") return;
+      if (data.source !== TARGET_SOURCE || data.nonce !== relay.nonce || typeof data.token !== "string") return;
+      const done = chunkDone.get(data.token);
+      chunkDone.delete(data.token);
+      done?.();
+    },
+    { signal: controller.signal },
+  );
 
   /**
    * A state request of the host's own, through the relay like a kernel's.
@@ -164,7 +190,7 @@ export function createHost(opts) {
 
   /**
    * Run the clock forward by `ms`, chunk by chunk; each chunk is followed by a state request, so
-   * its reply reflects the advanced time.
+   * its reply reflects the advanced time (and moves the relay's budget clock on to the next chunk).
    * @param {{token: string, ms: number}} request
    * @returns {Promise<Result>}
    */
@@ -197,24 +223,47 @@ export function createHost(opts) {
     // frames nobody sees); the page cannot tell (its document stays visible) and is painted after.
     const element = frame.iframe();
     element.style.visibility = "hidden";
+    let left = Math.max(0, ms);
+    /** @type {{chunk: number, token: string, ended: Promise<null>, id: string, done: Promise<Result>}[]} */
+    const inFlight = []; // chunks posted, oldest first
+    const cancel = interrupted.then(() => failure("timeout", cancelled));
+    function postChunk() {
+      const chunk = Math.min(left, ADVANCE_CHUNK_MS);
+      left -= chunk;
+      const token = `${++chunkCounter}`;
+      /** @type {Promise<null>} */
+      const ended = new Promise((resolve) => chunkDone.set(token, () => resolve(null)));
+      // `more`: the clock's `unseen` stays true up to the last frame of the whole advance.
+      const payload = { ms: chunk, more: left > 0, token };
+      frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, nonce: relay.nonce, type: "advance", payload }, "*");
+      inFlight.push({ chunk, token, ended, ...stateRequest() });
+    }
     try {
-      let left = Math.max(0, ms);
-      /** @type {Result} */
-      let result;
+      postChunk();
+      virtualMs += inFlight[0].chunk;
+      releaseDeferred(); // ops sent behind the advance reach the page after its first chunk
+      while (left > 0 && inFlight.length < PIPELINE) postChunk();
+      /** @type {Result | null} */
+      let result = null;
       do {
-        const chunk = Math.min(left, ADVANCE_CHUNK_MS);
-        virtualMs += chunk;
-        const target = frame.iframe().contentWindow;
-        target?.postMessage({ source: PARENT_SOURCE, nonce: relay.nonce, type: "advance", payload: { ms: chunk } }, "*");
-        const { id, done } = stateRequest();
-        releaseDeferred(); // ops sent behind the advance reach the page after its first chunk
-        result = await Promise.race([done, interrupted.then(() => failure("timeout", cancelled))]);
-        internal.delete(id);
-        if (!result.ok) return result;
-        left -= chunk;
-      } while (left > 0);
-      return result;
+        const { id, token, ended, done } = inFlight[0];
+        // A failed reply (the page stopped or reloaded) ends the advance; the clock's word ends a chunk.
+        result = await Promise.race([ended, done, cancel]);
+        if (result && !result.ok) return result;
+        if (inFlight.length === 1 && left === 0) result = result ?? (await Promise.race([done, cancel]));
+        internal.delete(id); // a later reply to it is dropped
+        chunkDone.delete(token);
+        inFlight.shift();
+        // The chunk ended: what the page posts from here on belongs to the next one.
+        if (inFlight.length > 0) virtualMs += inFlight[0].chunk;
+        if (left > 0) postChunk();
+      } while (inFlight.length > 0);
+      return result ?? failure("internal_error", "host advance: no state after the last chunk");
     } finally {
+      for (const { id, token } of inFlight) {
+        internal.delete(id); // a failed or cancelled advance: replies dropped
+        chunkDone.delete(token);
+      }
       element.style.visibility = "";
     }
   }

@@ -28,6 +28,7 @@ import os
 import secrets
 import shutil
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from functools import cache
 from pathlib import Path
@@ -54,6 +55,7 @@ BINDING = "__splitbrainOut"
 MAX_IDLE_PAGES = 4
 READY_WAIT_S = 15.0  # the relay's READY_TIMEOUT_MS: an advance waits this long for a loading page
 CLOSE_WAIT_S = 5.0
+EVALUATES_IN_FLIGHT = 2  # batches of ops sent before the first is answered (each answer is ~1 ms away)
 INSTALL_HINT = "apt-get install chromium (Debian's browser; never `playwright install`)"
 
 _T = TypeVar("_T")
@@ -291,9 +293,12 @@ class HeadlessPage:
     ``html`` is the target page with the bridge injected (:attr:`registry.Target.html`); with
     ``virtual_time`` the engine adds the virtual clock (time stands still until :meth:`advance`,
     ``Math.random`` seeded by ``seed``, ``fps`` animation frames per virtual second, 60 by default:
-    see :func:`registry.inject_clock`). ``on_message`` gets every view -> kernel message the relay
-    produces (``attached``, ``ready``, replies, ``state`` and ``error`` events, ``detached``), in
-    order, on the engine's thread. Every method may be called from any thread.
+    see :func:`registry.inject_clock`). An advance is as fast as the page's own frames: one that
+    redraws everything each frame may skip drawing while ``window.__splitbrainClock.unseen`` is true
+    (a later frame of the same advance draws over it; js/clock.js). ``on_message`` gets every
+    view -> kernel message the relay produces (``attached``, ``ready``, replies, ``state`` and
+    ``error`` events, ``detached``), in order, on the engine's thread. Every method may be called
+    from any thread.
     """
 
     def __init__(
@@ -409,6 +414,29 @@ class HeadlessPage:
 
         return self._engine.submit(evaluate()).result(timeout=timeout)
 
+    def _frame_evaluate(self, expression: str, frame_name: str | None = None, timeout: float = 30.0) -> Any:
+        """For tests and debugging: evaluate ``expression`` in the target's frame, or in the host page's
+        frame named ``frame_name`` (Playwright's frame API; the host page itself cannot reach either)."""
+
+        async def evaluate() -> Any:
+            await self._hosted.wait()
+            if self._host is None:
+                raise HeadlessError("not_ready", "the headless page has no host page")
+            page = self._host.page
+            name = frame_name if frame_name is not None else await page.evaluate("splitbrainHost.inspect()?.nonce")
+            # A frame the host page just mounted reaches Playwright's frame tree a little later (a
+            # sandboxed frame runs in a process of its own): wait for it, within the deadline.
+            until = time.monotonic() + timeout
+            while (
+                frame := next((f for f in page.frames if f.parent_frame is not None and f.name == name), None)
+            ) is None:
+                if time.monotonic() > until:
+                    raise HeadlessError("not_ready", f"no frame named {name!r} in the host page")
+                await asyncio.sleep(0.02)
+            return await frame.evaluate(expression)
+
+        return self._engine.submit(evaluate()).result(timeout=timeout)
+
     def __enter__(self) -> HeadlessPage:
         return self
 
@@ -499,9 +527,21 @@ class HeadlessPage:
         self._deliver({"kind": "event", "view_id": self.view_id, "type": "detached"})
 
     async def _run(self) -> None:
-        """The page's worker: create the view, then hand over batches of ops in order, one evaluate each."""
+        """The page's worker: create the view, then hand over batches of ops in order, one evaluate each.
+
+        A batch goes out without waiting for the answer to the one before (the session runs them in
+        order), up to EVALUATES_IN_FLIGHT: a call does not wait behind an echo's evaluate, and in a
+        burst the ops that come meanwhile ride together in the next batch. A failed evaluate fails
+        the page.
+        """
         wake = self._wake
         host: _HostPage | None = None
+        sent: list[asyncio.Task[Any]] = []  # evaluates not answered yet, oldest first
+
+        def answered(task: asyncio.Task[Any]) -> None:
+            if not task.cancelled() and task.exception() is not None:
+                wake.set()  # the worker raises it
+
         try:
             host = await self._engine.acquire()
             host.owner = self
@@ -510,6 +550,12 @@ class HeadlessPage:
             self._created = ""
             self._hosted.set()
             while True:
+                for task in [task for task in sent if task.done()]:
+                    sent.remove(task)
+                    task.result()  # a failure ends the page here
+                if len(sent) >= EVALUATES_IN_FLIGHT:
+                    await asyncio.wait(sent[:1])
+                    continue
                 with self._lock:
                     ops, self._ops = self._ops, []
                 if not ops:
@@ -520,8 +566,12 @@ class HeadlessPage:
                 closing = "" in ops
                 batch = ops[: ops.index("")] if closing else ops
                 if batch:
-                    await host.evaluate(f"splitbrainHost.run([{','.join(batch)}])")
+                    task = asyncio.ensure_future(host.evaluate(f"splitbrainHost.run([{','.join(batch)}])"))
+                    task.add_done_callback(answered)
+                    sent.append(task)
                 if closing:
+                    await asyncio.gather(*sent)  # the host page is emptied after the last batch ran
+                    sent.clear()
                     break
         except Exception as exc:
             message = f"the headless page failed: {exc}"[:500]
@@ -532,6 +582,8 @@ class HeadlessPage:
             if host is not None:
                 host.broken = True
         finally:
+            for task in sent:  # after a failure: their answers no longer matter
+                task.cancel()
             self._fail(HeadlessError("not_ready", "the headless page was closed"))
             self._host = None
             self._hosted.set()

@@ -84,15 +84,16 @@ def fixture_page(script: str) -> str:
 Opened = tuple[HeadlessPage, Inbox]
 
 
-@pytest.fixture(scope="module")
-def engine() -> Iterator[None]:
+# Named fixtures, so that tests/test_headless_security.py can import them under their own names.
+@pytest.fixture(scope="module", name="engine")
+def engine_fixture() -> Iterator[None]:
     require_browser()
     yield
-    engine_mod.shutdown_engine()  # Chromium closes with this module's tests, not at exit
+    engine_mod.shutdown_engine()  # Chromium closes with the importing module's tests, not at exit
 
 
-@pytest.fixture
-def open_page(engine: None) -> Iterator[Callable[..., Opened]]:
+@pytest.fixture(name="open_page")
+def open_page_fixture(engine: None) -> Iterator[Callable[..., Opened]]:
     """``open_page(html, values={}, **kw) -> (page, inbox)``; every page is closed after the test."""
     pages: list[HeadlessPage] = []
 
@@ -359,6 +360,51 @@ def engine_mod_epoch() -> int:
     return 1_767_225_600_000  # js/clock.js EPOCH_MS: 2026-01-01T00:00:00Z
 
 
+UNSEEN = """
+let frames = 0;
+const seen = [];
+const tick = (now) => {
+  frames += 1;
+  if (!window.__splitbrainClock.unseen) seen.push(now);
+  requestAnimationFrame(tick);
+};
+requestAnimationFrame(tick);
+SplitBrain.onState(() => ({ frames, seen }));
+SplitBrain.onApply(() => undefined);
+SplitBrain.ready();
+"""
+
+
+@browser
+def test_only_the_last_frame_of_an_advance_is_seen_however_it_is_split(open_page: Callable[..., Opened]) -> None:
+    page, _inbox = open_page(fixture_page(UNSEEN))
+    assert page.advance(0) == {"frames": 1, "seen": [0]}
+    state = page.advance(2.5)  # three chunks: 1 s, 1 s, 0.5 s
+    assert state["frames"] == 151, "every frame ran"
+    assert state["seen"] == [0, pytest.approx(2500)]
+    assert page.advance(0.5)["seen"] == [0, pytest.approx(2500), pytest.approx(3000)]
+
+
+WAITING = """
+SplitBrain.onApply((values, ctx) => {
+  if (!ctx.id) return {};
+  return new Promise((resolve) => setTimeout(() => resolve({ waited: performance.now() }), values.wait));
+});
+SplitBrain.onState(() => ({ now: performance.now() }));
+SplitBrain.ready();
+"""
+
+
+@browser
+def test_a_handler_waiting_on_virtual_time_does_not_hold_an_advance(open_page: Callable[..., Opened]) -> None:
+    """The page answers its state requests one after another: they wait behind the handler, the clock does not."""
+    page, inbox = open_page(fixture_page(WAITING))
+    inbox.event("ready")
+    page.send(request("waits", values={"wait": 2500}))
+    assert page.advance(4, timeout=20) == {"now": 4000}
+    assert inbox.reply("waits")["state"] == {"waited": 2500}
+
+
 RUNAWAY = """
 let n = 0;
 for (let i = 0; i < __TIMERS__; i += 1) setInterval(() => { n += 1; }, 0);
@@ -417,13 +463,24 @@ def test_projectile_range_is_the_textbook_one(open_page: Callable[..., Opened], 
     assert state["range"] == pytest.approx(expected, rel=1e-3)
 
 
+# The pendulum skips drawing the frames a later frame of the same advance draws over; the variant
+# that draws every frame shows what that saves, and that the physics is the same either way.
+PENDULUM_SKIPS_UNSEEN = "    if (!window.__splitbrainClock?.unseen) draw();\n"
+PENDULUM_DRAWS = "    draw();\n"
+
+
 @browser
-@pytest.mark.parametrize("fps", [None, 10])
+@pytest.mark.parametrize(("fps", "draw_all"), [(None, False), (10, False), (None, True)])
 def test_pendulum_period_at_small_amplitude(
-    open_page: Callable[..., Opened], capsys: pytest.CaptureFixture[str], fps: float | None
+    open_page: Callable[..., Opened], capsys: pytest.CaptureFixture[str], fps: float | None, draw_all: bool
 ) -> None:
-    """At 60 frames per virtual second (a display's) and at 10: the page steps its physics at 1 ms."""
-    page, _inbox = open_page(target_html("pendulum"), values={"pendulum.amplitude": 5}, fps=fps)
+    """At 60 frames per virtual second (a display's) and at 10: the page steps its physics at 1 ms.
+    Drawing every frame or only the frames seen changes the speed (printed), never the physics."""
+    html = target_html("pendulum")
+    assert PENDULUM_SKIPS_UNSEEN in html
+    if draw_all:
+        html = html.replace(PENDULUM_SKIPS_UNSEEN, PENDULUM_DRAWS)
+    page, _inbox = open_page(html, values={"pendulum.amplitude": 5}, fps=fps)
     page.advance(0)
     started = time.perf_counter()
     state = page.advance(60)
@@ -431,8 +488,11 @@ def test_pendulum_period_at_small_amplitude(
     assert state["t"] == pytest.approx(60, abs=0.01)
     small_angle = 2 * math.pi * math.sqrt(1.0 / 9.81)
     assert state["period"] == pytest.approx(small_angle, rel=5e-3)
+    how = ", drawing every frame" if draw_all else ""
     with capsys.disabled():
-        print(f"\n[headless] pendulum advance(60) at {fps or 60} fps: {wall:.2f} s wall, {60 / wall:.0f}x real time")
+        print(
+            f"\n[headless] pendulum advance(60) at {fps or 60} fps{how}: {wall:.2f} s wall, {60 / wall:.0f}x real time"
+        )
 
 
 @browser

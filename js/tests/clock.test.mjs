@@ -10,11 +10,13 @@ import { describe, test } from "node:test";
 import vm from "node:vm";
 
 import {
+  CALLBACKS_PER_TASK,
   EPOCH_MS,
   FRAME_MS,
   MAX_CALLBACKS_PER_ADVANCE,
+  TASK_SLICE_MS,
   VirtualClock,
-  advanceMs,
+  advanceRequest,
   installClock,
   seededRandom,
   virtualDate,
@@ -224,40 +226,103 @@ describe("dates and random numbers", () => {
 describe("advance messages", () => {
   test("accepted only with the parent source, this nonce and a sane ms", () => {
     const ok = { source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 250 } };
-    assert.equal(advanceMs(ok, NONCE), 250);
-    assert.equal(advanceMs({ ...ok, nonce: "f".repeat(32) }, NONCE), null);
-    assert.equal(advanceMs({ ...ok, nonce: "" }, ""), null);
-    assert.equal(advanceMs({ ...ok, source: TARGET_SOURCE }, NONCE), null);
-    assert.equal(advanceMs({ ...ok, type: "apply" }, NONCE), null);
+    assert.deepEqual(advanceRequest(ok, NONCE), { ms: 250, more: false, token: "" });
+    assert.equal(advanceRequest({ ...ok, nonce: "f".repeat(32) }, NONCE), null);
+    assert.equal(advanceRequest({ ...ok, nonce: "" }, ""), null);
+    assert.equal(advanceRequest({ ...ok, source: TARGET_SOURCE }, NONCE), null);
+    assert.equal(advanceRequest({ ...ok, type: "apply" }, NONCE), null);
     for (const ms of [-1, Number.NaN, Infinity, "5", null, 1e12]) {
-      assert.equal(advanceMs({ ...ok, payload: { ms } }, NONCE), null, `ms ${ms}`);
+      assert.equal(advanceRequest({ ...ok, payload: { ms } }, NONCE), null, `ms ${ms}`);
     }
-    assert.equal(advanceMs({ ...ok, payload: undefined }, NONCE), null);
-    assert.equal(advanceMs(null, NONCE), null);
-    assert.equal(advanceMs([ok], NONCE), null);
+    assert.equal(advanceRequest({ ...ok, payload: undefined }, NONCE), null);
+    assert.equal(advanceRequest(null, NONCE), null);
+    assert.equal(advanceRequest([ok], NONCE), null);
+  });
+
+  test("`more` is true only when it is exactly true; a token is a short string or none", () => {
+    const ok = { source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 5, more: true, token: "c7" } };
+    assert.deepEqual(advanceRequest(ok, NONCE), { ms: 5, more: true, token: "c7" });
+    for (const more of [1, "true", false, null]) {
+      assert.equal(advanceRequest({ ...ok, payload: { ms: 5, more } }, NONCE)?.more, false, `more ${more}`);
+    }
+    for (const token of [7, null, { t: 1 }, "x".repeat(65)]) {
+      assert.equal(advanceRequest({ ...ok, payload: { ms: 5, token } }, NONCE)?.token, "", `token ${token}`);
+    }
   });
 });
 
-/** MessageChannel whose ports do not keep node alive. */
-class QuietChannel {
+describe("unseen frames", () => {
+  test("every frame but the last one of an advance is unseen; between advances none is", () => {
+    const clock = new VirtualClock();
+    const log = [];
+    const tick = (/** @type {number} */ t) => {
+      log.push([Math.round(t), clock.unseen]);
+      clock.requestFrame(tick);
+    };
+    clock.requestFrame(tick);
+    assert.equal(clock.unseen, false);
+    clock.advanceSync(50); // frames at 0, 16.7, 33.3, 50
+    assert.deepEqual(log, [[0, true], [17, true], [33, true], [50, false]]);
+    assert.equal(clock.unseen, false);
+    clock.advanceSync(10); // no frame until 66.7: nothing runs
+    clock.advanceSync(10); // the frame at 66.7 is the last of this one
+    assert.deepEqual(log.slice(4), [[67, false]]);
+  });
+
+  test("a timer sees whether a frame of its advance is still to come", () => {
+    const clock = new VirtualClock();
+    const seen = [];
+    clock.requestFrame(() => {});
+    clock.addTimer(() => seen.push(["before the frame at 16.7", clock.unseen]), 10, [], false);
+    clock.addTimer(() => seen.push(["after it", clock.unseen]), 20, [], false);
+    clock.advanceSync(30);
+    assert.deepEqual(seen, [["before the frame at 16.7", true], ["after it", false]]);
+  });
+});
+
+/**
+ * A MessageChannel as Chromium dispatches it: the listeners of one message in order, with promise
+ * jobs drained after each one (a microtask checkpoint per listener of a native event). Node runs a
+ * port's listeners back to back, so here each one gets a macrotask of its own.
+ */
+class CheckpointChannel {
   constructor() {
-    const channel = new MessageChannel();
-    this.port1 = channel.port1;
-    this.port2 = channel.port2;
-    // setting onmessage refs the port in node; unref once it is set
-    const port1 = this.port1;
-    let handler = null;
-    Object.defineProperty(this.port1, "onmessage", {
-      get: () => handler,
-      set: (fn) => {
-        handler = fn;
-        port1.addEventListener("message", (e) => handler?.(e));
-        port1.start();
-        port1.unref();
+    /** @type {(() => void)[]} */
+    const listeners = [];
+    /** @type {(() => void)[]} one job per listener call, oldest first */
+    const jobs = [];
+    let running = false;
+    const next = () => {
+      const job = jobs.shift();
+      if (!job) {
+        running = false;
+        return;
+      }
+      job();
+      setImmediate(next);
+    };
+    this.messages = 0;
+    this.port1 = {
+      addEventListener: (/** @type {string} */ type, /** @type {() => void} */ fn) => {
+        if (type === "message") listeners.push(fn);
       },
-    });
+      start() {},
+    };
+    this.port2 = {
+      postMessage: () => {
+        this.messages += 1;
+        jobs.push(...listeners);
+        if (!running) {
+          running = true;
+          setImmediate(next);
+        }
+      },
+    };
+    channels.push(this);
   }
 }
+/** @type {CheckpointChannel[]} every channel made, newest last (tests count their messages) */
+const channels = [];
 
 /** A MessageEvent stand-in that records whether propagation was stopped. */
 class FakeMessageEvent {
@@ -291,7 +356,7 @@ function makeWindow() {
     Date,
     performance: { now: () => 0 },
     Math: { random: Math.random },
-    MessageChannel: QuietChannel,
+    MessageChannel: CheckpointChannel,
     MessageEvent: FakeMessageEvent,
     addEventListener(type, listener) {
       if (type === "message") listeners.push(listener);
@@ -383,6 +448,119 @@ describe("installClock on a window", () => {
     deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s" });
     await until(() => answered >= 0);
     assert.equal(answered, 10);
+  });
+
+  test("promise chains of any depth finish before the next callback, many callbacks to a task", async () => {
+    const { win, deliver, advance } = makeWindow();
+    installClock(win);
+    const log = [];
+    let frames = 0;
+    const tick = () => {
+      frames += 1;
+      const frame = frames;
+      void (async () => {
+        for (let i = 0; i < 50; i += 1) await null;
+        log.push(`chain ${frame}`);
+      })();
+      log.push(`frame ${frame}`);
+      if (frames < 200) win.requestAnimationFrame(tick);
+    };
+    win.requestAnimationFrame(tick);
+    let answered = false;
+    win.addEventListener("message", (event) => {
+      if (event.data.type === "state") answered = true;
+    });
+    const before = channels.at(-1)?.messages ?? 0;
+    advance(10_000);
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s" });
+    await until(() => answered);
+    assert.equal(frames, 200);
+    assert.deepEqual(log, Array.from({ length: 200 }, (_, k) => [`frame ${k + 1}`, `chain ${k + 1}`]).flat());
+    const messages = (channels.at(-1)?.messages ?? 0) - before;
+    assert.ok(messages <= Math.ceil(200 / CALLBACKS_PER_TASK) + 1, `${messages} driver messages for 200 frames`);
+  });
+
+  test("a task stops running callbacks once TASK_SLICE_MS of real time have passed", async () => {
+    const { win, deliver, advance } = makeWindow();
+    let real = 0;
+    win.performance = { now: () => (real += TASK_SLICE_MS * 0.8) }; // each reading: 0.8 slices later
+    installClock(win);
+    let frames = 0;
+    const tick = () => {
+      frames += 1;
+      if (frames < 20) win.requestAnimationFrame(tick);
+    };
+    win.requestAnimationFrame(tick);
+    let answered = false;
+    win.addEventListener("message", (event) => {
+      if (event.data.type === "state") answered = true;
+    });
+    const before = channels.at(-1)?.messages ?? 0;
+    advance(1000);
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s" });
+    await until(() => answered);
+    assert.equal(frames, 20);
+    const messages = (channels.at(-1)?.messages ?? 0) - before;
+    assert.ok(messages >= 9, `${messages} driver messages for 20 frames of 0.8 slices each`);
+  });
+
+  test("`unseen` holds over advances announced with `more`, to the last frame of the last one", async () => {
+    const { win, deliver } = makeWindow();
+    const clock = installClock(win);
+    const unseen = [];
+    const tick = () => {
+      unseen.push(clock.unseen);
+      win.requestAnimationFrame(tick);
+    };
+    win.requestAnimationFrame(tick);
+    let answers = 0;
+    win.addEventListener("message", (event) => {
+      if (event.data.type === "state") answers += 1;
+    });
+    for (const more of [true, false]) {
+      deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 100, more } });
+      deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: `s${answers}` });
+    }
+    await until(() => answers === 2);
+    assert.equal(unseen.length, 13); // frames 0..12: 0, 16.7, ..., 200
+    assert.deepEqual(unseen, [...Array(12).fill(true), false]);
+    assert.equal(clock.unseen, false);
+  });
+
+  test("an advance that waited behind another starts after the promise jobs of what came before it", async () => {
+    const { win, deliver } = makeWindow();
+    installClock(win);
+    const log = [];
+    win.requestAnimationFrame(() => {}); // the first advance has a callback: what follows waits behind it
+    win.setTimeout(() => log.push(`timer at ${win.performance.now()}`), 150);
+    // a bridge-like listener: answers a state request in a promise job
+    win.addEventListener("message", (event) => {
+      if (event.data.type === "state") void Promise.resolve().then(() => log.push(`state at ${win.performance.now()}`));
+    });
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 100, more: true } });
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s1" });
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 100 } });
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s2" });
+    await until(() => log.length === 3);
+    assert.deepEqual(log, ["state at 100", "timer at 150", "state at 200"]);
+  });
+
+  test("with a token the clock says it is done, before it delivers what waited", async () => {
+    const { win, deliver, posted } = makeWindow();
+    installClock(win);
+    win.requestAnimationFrame(() => {});
+    const order = [];
+    win.addEventListener("message", (event) => {
+      if (event.data.type === "state") order.push(`state after ${posted.length} posted`);
+    });
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 100, token: "c1" } });
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s" });
+    await until(() => order.length === 1);
+    assert.deepEqual(posted.map((p) => p.message), [{ source: TARGET_SOURCE, nonce: NONCE, type: "advanced", token: "c1" }]);
+    assert.deepEqual(order, ["state after 1 posted"]);
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 100 } });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(posted.length, 1, "no token, no word");
   });
 
   test("advances queue behind each other; time adds up", async () => {

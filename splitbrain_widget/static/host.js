@@ -437,6 +437,7 @@ function mountTargetFrame(opts) {
 
 // host.js
 var ADVANCE_CHUNK_MS = 1e3;
+var PIPELINE = 2;
 var INTERNAL_ID = "\0advance-";
 function createHost(opts) {
   const { viewId, binding } = opts;
@@ -468,6 +469,8 @@ function createHost(opts) {
   let internalCounter = 0;
   const statusWaiters = /* @__PURE__ */ new Set();
   let virtualMs = 0;
+  const chunkDone = /* @__PURE__ */ new Map();
+  let chunkCounter = 0;
   const slot = document.createElement("iframe");
   document.body.append(slot);
   const frame = mountTargetFrame({
@@ -494,6 +497,19 @@ function createHost(opts) {
     }
   });
   const { relay } = frame;
+  window.addEventListener(
+    "message",
+    (event) => {
+      const data = event.data;
+      if (event.source === null || event.source !== frame.iframe().contentWindow) return;
+      if (typeof data !== "object" || data === null || data.type !== "advanced") return;
+      if (data.source !== TARGET_SOURCE || data.nonce !== relay.nonce || typeof data.token !== "string") return;
+      const done = chunkDone.get(data.token);
+      chunkDone.delete(data.token);
+      done?.();
+    },
+    { signal: controller.signal }
+  );
   function stateRequest() {
     const id = `${INTERNAL_ID}${++internalCounter}`;
     const done = new Promise((resolve) => internal.set(id, resolve));
@@ -546,23 +562,41 @@ function createHost(opts) {
     }
     const element = frame.iframe();
     element.style.visibility = "hidden";
+    let left = Math.max(0, ms);
+    const inFlight = [];
+    const cancel = interrupted.then(() => failure("timeout", cancelled));
+    function postChunk() {
+      const chunk = Math.min(left, ADVANCE_CHUNK_MS);
+      left -= chunk;
+      const token2 = `${++chunkCounter}`;
+      const ended = new Promise((resolve) => chunkDone.set(token2, () => resolve(null)));
+      const payload = { ms: chunk, more: left > 0, token: token2 };
+      frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, nonce: relay.nonce, type: "advance", payload }, "*");
+      inFlight.push({ chunk, token: token2, ended, ...stateRequest() });
+    }
     try {
-      let left = Math.max(0, ms);
-      let result;
+      postChunk();
+      virtualMs += inFlight[0].chunk;
+      releaseDeferred();
+      while (left > 0 && inFlight.length < PIPELINE) postChunk();
+      let result = null;
       do {
-        const chunk = Math.min(left, ADVANCE_CHUNK_MS);
-        virtualMs += chunk;
-        const target = frame.iframe().contentWindow;
-        target?.postMessage({ source: PARENT_SOURCE, nonce: relay.nonce, type: "advance", payload: { ms: chunk } }, "*");
-        const { id, done } = stateRequest();
-        releaseDeferred();
-        result = await Promise.race([done, interrupted.then(() => failure("timeout", cancelled))]);
+        const { id, token: token2, ended, done } = inFlight[0];
+        result = await Promise.race([ended, done, cancel]);
+        if (result && !result.ok) return result;
+        if (inFlight.length === 1 && left === 0) result = result ?? await Promise.race([done, cancel]);
         internal.delete(id);
-        if (!result.ok) return result;
-        left -= chunk;
-      } while (left > 0);
-      return result;
+        chunkDone.delete(token2);
+        inFlight.shift();
+        if (inFlight.length > 0) virtualMs += inFlight[0].chunk;
+        if (left > 0) postChunk();
+      } while (inFlight.length > 0);
+      return result ?? failure("internal_error", "host advance: no state after the last chunk");
     } finally {
+      for (const { id, token: token2 } of inFlight) {
+        internal.delete(id);
+        chunkDone.delete(token2);
+      }
       element.style.visibility = "";
     }
   }
@@ -681,5 +715,6 @@ var api = Object.freeze({
 Object.defineProperty(window, "splitbrainHost", { value: api });
 export {
   ADVANCE_CHUNK_MS,
+  PIPELINE,
   createHost
 };
