@@ -40,6 +40,7 @@ build: js/node_modules/.package-lock.json
 	node js/build.mjs
 
 js: js/node_modules/.package-lock.json
+	js/node_modules/.bin/tsc -p js/tsconfig.check.json
 	node js/build.mjs --check
 	node --test js/tests/
 

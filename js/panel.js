@@ -19,13 +19,7 @@ import {
 /** @typedef {import("./protocol.js").ChatEvent} ChatEvent */
 /** @typedef {import("./protocol.js").ApprovalRequest} ApprovalRequest */
 
-/**
- * @typedef {object} Model  the part of anywidget's model the panel uses
- * @property {(name: string) => any} get
- * @property {(event: string, cb: (...args: any[]) => void) => void} on
- * @property {(event: string, cb: (...args: any[]) => void) => void} off
- * @property {(content: any) => void} send
- */
+/** @typedef {import("./relay.js").Model} Model */
 
 /**
  * @typedef {object} Parameter  a manifest parameter as the `manifest` trait carries it

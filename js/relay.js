@@ -45,12 +45,23 @@ function trace(id, hop) {
 }
 
 /**
- * @typedef {object} Model  the part of anywidget's model this view uses
- * @property {(name: string) => any} get
- * @property {(event: string, cb: (...args: any[]) => void) => void} on
- * @property {(event: string, cb: (...args: any[]) => void) => void} off
- * @property {(content: any) => void} send
+ * The widget's synced traits (splitbrain_widget/widget.py, ``sync=True``), as the view reads them.
+ * @typedef {object} Traits
+ * @property {string} target_id
+ * @property {Record<string, any>} manifest  the active manifest (parameters, observables, ...)
+ * @property {string} _html  the target page, bridge injected
+ * @property {Record<string, unknown>} values  dotted path -> the kernel's value
+ * @property {Record<string, unknown>} state  the last state a page reported
+ * @property {number} height
+ * @property {number} protocol_version
+ * @property {boolean} chat_enabled
+ * @property {boolean} chat_busy
+ * @property {string} chat_model
+ * @property {Record<string, any>[]} transcript
+ * @property {Record<string, string>} approval
  */
+
+/** @typedef {import("@anywidget/types").AnyModel<Traits>} Model  anywidget's model of this widget */
 
 /**
  * Bound a state for the trip to the kernel.
@@ -202,7 +213,9 @@ export class Relay {
   fromTarget(data, fromFrame) {
     if (!fromFrame || this.stopped) return;
     const valid = isTargetMessage(data, this.nonce);
-    const answers = valid && typeof data.id === "string" && this.outstanding.has(data.id);
+    // a ready carries no id: only a state or an error can answer an outstanding request
+    const id = valid && "id" in data ? data.id : undefined;
+    const answers = typeof id === "string" && this.outstanding.has(id);
     if (!answers && !this.withinBudget()) return;
     if (!valid) return;
     const msg = /** @type {any} */ (data);

@@ -216,7 +216,8 @@ var Relay = class {
   fromTarget(data, fromFrame) {
     if (!fromFrame || this.stopped) return;
     const valid = isTargetMessage(data, this.nonce);
-    const answers = valid && typeof data.id === "string" && this.outstanding.has(data.id);
+    const id = valid && "id" in data ? data.id : void 0;
+    const answers = typeof id === "string" && this.outstanding.has(id);
     if (!answers && !this.withinBudget()) return;
     if (!valid) return;
     const msg = (
@@ -227,8 +228,8 @@ var Relay = class {
       const load = typeof msg.load === "string" ? msg.load : "";
       if (this.ready) {
         if (load === "" || load === this.loadId) return;
-        for (const id of this.outstanding) {
-          this.replyError(id, "not_ready", "the target page reloaded itself before answering");
+        for (const id2 of this.outstanding) {
+          this.replyError(id2, "not_ready", "the target page reloaded itself before answering");
         }
         this.outstanding.clear();
         this.posted.clear();
