@@ -114,6 +114,7 @@ def burst_runs(n: int) -> dict[str, Any]:
     return {
         "runs": n,
         "perfect_runs": sum(perfect),
+        "imperfect": [r for r, ok in zip(runs, perfect, strict=True) if not ok],
         "applied": [r["applied"] for r in runs],
         "drain_s": {"min": round(drains[0], 1), "median": round(drains[n // 2], 1), "max": round(drains[-1], 1)},
         "total_s": [r["total_s"] for r in runs],

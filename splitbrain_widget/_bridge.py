@@ -241,10 +241,11 @@ class Bridge:
             if self.views.pop(view_id, None) is not None:
                 self._notify_locked(VIEWS)
 
-    def wake(self) -> None:
-        """Wake every waiter: something their predicates read changed outside the bridge."""
+    def wake(self, key: str | None = None) -> None:
+        """Wake the waiters on ``key`` (every waiter when None): something their predicates read
+        changed outside the bridge."""
         with self._lock:
-            self._notify_locked()
+            self._notify_locked(key)
 
     def forget_views(self) -> None:
         """Drop every view (the target changed: the views reload and announce themselves again)."""

@@ -8,7 +8,9 @@ generator that yields what it is waiting for (:class:`_Wait`); ``_run_blocking``
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import itertools
 import logging
 import os
 import threading
@@ -63,6 +65,11 @@ ECHO_MAX_DELAY_S = 0.5  # ... and no longer than this
 NO_VIEW_MESSAGE = "no view of the widget is displayed; the change is kept and applies when the widget is displayed"
 ENV_HEADLESS = "SPLITBRAIN_HEADLESS"  # "1": every widget without a view runs its calls on a headless page
 NOT_KEPT = ("target_error", "cancelled")  # the page gave the change back, or the call was taken back
+
+
+def _turn_key(turn: int) -> str:
+    """What wakes a call waiting for its turn behind earlier calls (see ``TargetWidget._wait_turn``)."""
+    return f"turn:{turn}"
 
 
 def _calls_reach_iopub() -> bool:
@@ -151,6 +158,10 @@ class TargetWidget(anywidget.AnyWidget):
         self._displayed_at: float | None = None
         self._displayed_by_frontend = False
         self._view_expected_until = 0.0  # see expect_view
+        # Calls that wait for a view, in call order: a later call never goes before them (_wait_turn).
+        self._arrivals = itertools.count()
+        self._waiting_for_view: collections.deque[int] = collections.deque()
+        self._order_lock = threading.Lock()
         self._trait_lock = threading.RLock()
         self._state_sync_pending = False
         self._synced_state_version = 0
@@ -412,7 +423,6 @@ class TargetWidget(anywidget.AnyWidget):
         deadline_s = self.timeout if timeout is None else timeout
         deadline = started + deadline_s
         previous = {path: self.values[path] for path in commit or {} if path in self.values}
-        ticket: Ticket | None = None  # the place in the pacer's queue, when this call waits its turn
 
         def write_values(defer_echo: bool = False) -> None:
             if commit:
@@ -423,72 +433,80 @@ class TargetWidget(anywidget.AnyWidget):
         fallback = self._fallback
         if fallback is not None and not self.bridge.live_views() and not self._notebook_view_expected():
             fallback.start()  # a headless page, unless one is on its way; it calls expect_view
-        attach_by = self._attach_deadline()
-        if not self.bridge.live_views() and attach_by is not None:
-            write_values()  # not the hot path: keep the value even if this wait is interrupted
-            lost = fallback.lost if fallback is not None else lambda: False
-            yield _Wait(
-                lambda: bool(self.bridge.live_views()) or lost() or self._attach_deadline() is None,
-                min(attach_by, deadline),
-            )
-        if not self.bridge.live_views():
-            write_values()
-            return self._not_delivered(op, needs_view, base)
-        pending = self.bridge.open_request(op, payload, max(0.0, deadline - time.monotonic()))
-
-        def send_request() -> None:
-            with self._trait_lock:
-                write_values(defer_echo=True)
-                if pending.settled:  # e.g. the last view closed while this waited for its turn: kept
-                    return
-                message = request(pending.id, op, payload)
-                if fallback is None or not fallback.send_request(message):  # one home per call
-                    self.host.send_request(message)
-
-        finished = submitted = False
-        stuck = "queued"  # where the call is: for the message of a timeout
+        turn = self._take_turn()
         try:
-            # Two messages (the request; later the values and state echo, in one), or in a burst, where
-            # the echoes are coalesced, one; in a burst it waits its turn, first come first served, to
-            # stay under the IOPub rate limit. Interrupted while queued, it is taken back: nothing changed.
-            # Outside a kernel (a script, a Dask worker's sweep) no call reaches a notebook server's
-            # IOPub: it costs no tokens, only its place in the widget's in-flight window.
-            messages = (1 if PACER.busy else 2) if _calls_reach_iopub() else 0
-            ticket = PACER.submit(
-                messages, send_request, on_sent=lambda: self.bridge.touch(pending.id), key=self.bridge
-            )
-            submitted = True
-            if ticket is not None:
-                yield _Wait(lambda: ticket.sent or pending.settled, deadline, key=pending.id)
-                if not ticket.sent and not pending.settled and PACER.cancel(ticket):
-                    finished = True
-                    ahead = PACER.position(ticket)
+            if turn is not None:
+                lost = fallback.lost if fallback is not None else lambda: False
+                if not (yield from self._wait_turn(turn, deadline, lost, write_values)):
                     return ToolResult.failure(
                         "timeout",
-                        f"{op} was still queued{ahead} when its {deadline_s:g} s deadline passed (calls are "
-                        "paced under the notebook server's IOPub rate limit); it was not sent and nothing changed",
-                        hint="give a burst of calls a longer timeout, or send fewer (sim.stream coalesces values)",
+                        f"{op} was still queued behind earlier calls waiting for the view to attach when its "
+                        f"{deadline_s:g} s deadline passed; it was not sent and nothing changed",
                         applied=False,
                         **base,
                     )
-            stuck = "sent"
-            yield _Wait(lambda: pending.settled, deadline, key=pending.id)
-            finished = True
+            if not self.bridge.live_views():
+                write_values()
+                return self._not_delivered(op, needs_view, base)
+            ticket: Ticket | None = None  # the place in the pacer's queue, when this call waits its turn
+            pending = self.bridge.open_request(op, payload, max(0.0, deadline - time.monotonic()))
+
+            def send_request() -> None:
+                with self._trait_lock:
+                    write_values(defer_echo=True)
+                    if pending.settled:  # e.g. the last view closed while this waited for its turn: kept
+                        return
+                    message = request(pending.id, op, payload)
+                    if fallback is None or not fallback.send_request(message):  # one home per call
+                        self.host.send_request(message)
+
+            finished = submitted = False
+            stuck = "queued"  # where the call is: for the message of a timeout
+            try:
+                # Two messages (the request; later the values and state echo, in one), or in a burst, where
+                # the echoes are coalesced, one; in a burst it waits its turn, first come first served, to
+                # stay under the IOPub rate limit. Interrupted while queued, it is taken back: nothing changed.
+                # Outside a kernel (a script, a Dask worker's sweep) no call reaches a notebook server's
+                # IOPub: it costs no tokens, only its place in the widget's in-flight window.
+                messages = (1 if PACER.busy else 2) if _calls_reach_iopub() else 0
+                ticket = PACER.submit(
+                    messages, send_request, on_sent=lambda: self.bridge.touch(pending.id), key=self.bridge
+                )
+                submitted = True
+                self._leave_turn(turn)  # in the pacer's FIFO now: the next call waiting for the view may go
+                if ticket is not None:
+                    yield _Wait(lambda: ticket.sent or pending.settled, deadline, key=pending.id)
+                    if not ticket.sent and not pending.settled and PACER.cancel(ticket):
+                        finished = True
+                        ahead = PACER.position(ticket)
+                        return ToolResult.failure(
+                            "timeout",
+                            f"{op} was still queued{ahead} when its {deadline_s:g} s deadline passed (calls are "
+                            "paced under the notebook server's IOPub rate limit); it was not sent and nothing changed",
+                            hint="give a burst of calls a longer timeout, or send fewer (sim.stream coalesces values)",
+                            applied=False,
+                            **base,
+                        )
+                stuck = "sent"
+                yield _Wait(lambda: pending.settled, deadline, key=pending.id)
+                finished = True
+            finally:
+                if submitted and (ticket is None or not PACER.cancel(ticket)):
+                    PACER.done(self.bridge)  # it went out: its place in the window is free again
+                # Closed early (interrupt, task cancelled): settle as cancelled so no entry is left behind.
+                cancelled = None if finished else ErrorInfo(code="cancelled", message=f"{op} was cancelled")
+                self.bridge.close_request(pending, cancelled)
+                if not self.bridge.pending:  # the last call of a burst updates the state; meanwhile it is throttled
+                    self._update_state()
+                    self._schedule_echo()
+                if fallback is not None:
+                    fallback.call_settled()  # a notebook view took over: the page may close now
+            refused = pending.reply is not None and pending.reply.error is not None
+            if refused and commit and pending.reply.error.code == "target_error":  # type: ignore[union-attr]
+                self._restore(commit, previous)
+            return self._outcome(pending, base, waited=time.monotonic() - started, stuck=stuck)
         finally:
-            if submitted and (ticket is None or not PACER.cancel(ticket)):
-                PACER.done(self.bridge)  # it went out: its place in the window is free again
-            # Closed early (interrupt, task cancelled): settle as cancelled so no entry is left behind.
-            cancelled = None if finished else ErrorInfo(code="cancelled", message=f"{op} was cancelled")
-            self.bridge.close_request(pending, cancelled)
-            if not self.bridge.pending:  # the last call of a burst updates the state; meanwhile it is throttled
-                self._update_state()
-                self._schedule_echo()
-            if fallback is not None:
-                fallback.call_settled()  # a notebook view took over: the page may close now
-        refused = pending.reply is not None and pending.reply.error is not None
-        if refused and commit and pending.reply.error.code == "target_error":  # type: ignore[union-attr]
-            self._restore(commit, previous)
-        return self._outcome(pending, base, waited=time.monotonic() - started, stuck=stuck)
+            self._leave_turn(turn)
 
     def _not_delivered(self, op: Op, needs_view: bool, base: dict[str, Any]) -> ToolResult:
         """No view to send to: a change is kept, not applied, and the code says why."""
@@ -575,6 +593,53 @@ class TargetWidget(anywidget.AnyWidget):
 
     def _done(self, result: ToolResult) -> ToolResult:
         return result.model_copy(update={"target": self.target_id})
+
+    # -- call order while a view is on its way ------------------------------------------------
+
+    def _take_turn(self) -> int | None:
+        """A place in the line of calls waiting for a view, if this call must wait: no view yet but
+        one on its way, or earlier calls still waiting (then this one goes after them)."""
+        with self._order_lock:
+            if not self._waiting_for_view and (self.bridge.live_views() or self._attach_deadline() is None):
+                return None
+            turn = next(self._arrivals)
+            self._waiting_for_view.append(turn)
+            return turn
+
+    def _first_in_line(self, turn: int) -> bool:
+        with self._order_lock:
+            return bool(self._waiting_for_view) and self._waiting_for_view[0] == turn
+
+    def _leave_turn(self, turn: int | None) -> None:
+        """Leave the line (idempotent) and wake the call that is first in it now."""
+        if turn is None:
+            return
+        with self._order_lock:
+            try:
+                self._waiting_for_view.remove(turn)
+            except ValueError:
+                return
+            head = self._waiting_for_view[0] if self._waiting_for_view else None
+        if head is not None:
+            self.bridge.wake(_turn_key(head))
+
+    def _wait_turn(
+        self, turn: int, deadline: float, lost: Callable[[], bool], write_values: Callable[..., None]
+    ) -> Generator[_Wait, bool, bool]:
+        """Wait to be first in line, then (as before) for the view, within the deadline. False: the
+        deadline passed while earlier calls still waited (this one was not sent, nothing changed)."""
+        while not self._first_in_line(turn):
+            yield _Wait(lambda: self._first_in_line(turn), deadline, key=_turn_key(turn))
+            if time.monotonic() >= deadline and not self._first_in_line(turn):
+                return False
+        attach_by = self._attach_deadline()
+        if not self.bridge.live_views() and attach_by is not None and not lost():
+            write_values()  # not the hot path: keep the value even if this wait is interrupted
+            yield _Wait(
+                lambda: bool(self.bridge.live_views()) or lost() or self._attach_deadline() is None,
+                min(attach_by, deadline),
+            )
+        return True
 
     def _attach_deadline(self) -> float | None:
         """Until when a call that finds no view waits for one to attach; None: no view is worth waiting for.

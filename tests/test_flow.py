@@ -128,3 +128,28 @@ def test_a_refused_change_is_given_back_and_not_kept() -> None:
     assert result.error is not None and result.error.code == "target_error"
     assert (result.ok, result.applied, result.kept) == (False, False, False)
     assert sim.values["settings.speed"] == 8.0  # the manifest's default came back
+
+
+def test_calls_made_before_a_view_attaches_are_not_overtaken_by_later_ones() -> None:
+    """A burst issued while the view is on its way: the view attaches while the burst's later calls
+    are still starting. Those find the view live at once; they must not go before the earlier calls
+    that were waiting for it (in JupyterLab: 10,000 applies before ready, seen out of order)."""
+    sim = sb.TargetWidget("demo", targets_dir=FIXTURES)
+    sim.expect_view(30)
+    holder: list[FakeView] = []
+
+    async def burst() -> list[sb.ToolResult]:
+        calls = []
+        for i in range(2000):
+            calls.append(asyncio.ensure_future(sim.aset_parameter("count", 1 + i % 9, timeout=30)))
+            if i == 1000:  # half of them wait for the view; it attaches before the rest start
+                await asyncio.sleep(0)
+                attach = threading.Thread(target=lambda: holder.append(FakeView(sim)))
+                attach.start()
+                attach.join()
+        return await asyncio.gather(*calls)
+
+    results = asyncio.run(burst())
+    assert all(r.ok for r in results), [str(r)[:90] for r in results if not r.ok][:3]
+    sent = [m["payload"]["values"]["settings.count"] for m in holder[0].requests]
+    assert sent == [1 + i % 9 for i in range(2000)], "the view got the calls out of call order"
