@@ -249,6 +249,34 @@ def table(r: dict[str, Any]) -> str:
         )
     if "js_bytes" in r:
         row("shipped JS", ", ".join(f"{k} {v / 1024:.1f} KiB" for k, v in r["js_bytes"].items()), "js_bytes")
+    if "headless" in r:
+        h = r["headless"]
+        rt, sw, adv, dk = h.get("roundtrip_ms"), h.get("sweep"), h.get("advance"), h.get("dask")
+        if rt:
+            row(
+                "headless round trip (`HeadlessTarget.set_parameter` -> reply)",
+                f"median {rt['median']} ms, p95 {rt['p95']} ms, p99 {rt['p99']} ms (n={rt['n']})",
+                "headless",
+            )
+        if sw:
+            row(
+                f"`sb.sweep` on {sw['target']}, {sw['points']} points",
+                f"{sw['points_per_s_1_page']} points/s with 1 page, {sw['points_per_s_n_pages']} with "
+                f"{sw['n_pages']} (tables identical: {sw['identical']})",
+                "headless",
+            )
+        if adv:
+            row(
+                f"`advance` on the {adv['target']} (simulated seconds per wall second)",
+                f"{adv['sim_s_per_wall_s']}x at 60 fps, {adv['sim_s_per_wall_s_10fps']}x at 10 fps",
+                "headless",
+            )
+        if dk:
+            row(
+                f"the same sweep on a Dask LocalCluster({dk['workers']})",
+                f"{dk['points_per_s']} points/s, {dk['ratio']}x the local run (tables identical: {dk['identical']})",
+                "headless",
+            )
     if "target_fps" in r:
         row(
             "target frame rates (headless Chromium, one target per page)",
