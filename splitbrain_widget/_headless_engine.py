@@ -382,6 +382,9 @@ class HeadlessPage:
         except TimeoutError:
             self._cancel_advance(token, future)
             raise HeadlessError("timeout", f"the page did not advance {seconds} s within {wait:.1f} s") from None
+        except asyncio.CancelledError:  # the awaiting task was cancelled (Ctrl-C, a timeout around it)
+            self._cancel_advance(token, future)
+            raise
 
     def close(self) -> None:
         """Remove the page (``detached`` is sent) and hand its host page back to the engine."""

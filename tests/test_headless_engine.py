@@ -554,3 +554,25 @@ def test_usable_from_an_asyncio_loop(open_page: Callable[..., Opened]) -> None:
         return state
 
     assert run_async(drive())["t"] == pytest.approx(2, abs=0.02)
+
+
+@browser
+def test_a_cancelled_aadvance_cancels_the_pages_advance(open_page: Callable[..., Opened]) -> None:
+    """Ctrl-C or a timeout around ``await page.aadvance(...)``: the page stops advancing, nothing is
+    left behind, and the page takes the next call."""
+    import asyncio
+
+    page, _inbox = open_page(target_html("pendulum"))
+    before = page.advance(0)["t"]
+
+    async def drive() -> None:
+        task = asyncio.create_task(page.aadvance(10_000))
+        await asyncio.sleep(0)  # the advance is under way
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run_async(drive())
+    assert not page._advances, "the cancelled advance is still booked"
+    after = page.advance(0.5)["t"]  # the page answers at once, short of the 10,000 s it was asked for
+    assert before <= after < 10_000
