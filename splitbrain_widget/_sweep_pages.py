@@ -17,6 +17,7 @@ Used by :func:`splitbrain_widget.sweep` in this process and by the Dask worker p
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import queue
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("splitbrain_widget.sweep")
 
+PAGE_LOST = frozenset({"no_view", "not_ready"})  # a point's error that says its page is gone, not the point
 PIPELINE_DEPTH = 32  # points in flight per page when no advance is asked for
 START_TIMEOUT_S = 90.0  # a page's first answer (a fresh Dask worker's Chromium on a busy machine)
 POINT_TIMEOUT_S = 10.0  # each call of a point, once the page answered
@@ -82,7 +84,10 @@ class PagePool:
             raise
 
     def serves(self, plan: Plan) -> bool:
-        return plan.target == self.target and plan.pages == self.size
+        """Whether this pool can measure ``plan``: its target and size, and every page still there
+        (a page that crashed or was stopped for flooding is gone; so is a pool that never started)."""
+        healthy = bool(self.pages) and all(page.views > 0 for page in self.pages) if self._started else True
+        return plan.target == self.target and plan.pages == self.size and healthy
 
     async def start(self) -> None:
         """Wait until every page answered once (a slow start costs no point); a page that never does is
@@ -137,15 +142,31 @@ async def measure_points(
     """
     outcomes: list[Outcome | None] = [None] * len(points)
     upcoming = iter(range(len(points)))  # shared by every lane: each takes the next point left
+    retry: collections.deque[int] = collections.deque()  # points a lost page gave back
+    lost: set[int] = set()  # id() of the pages that stopped answering (crashed, or stopped for flooding)
     lanes_per_page = 1 if plan.advance is not None else PIPELINE_DEPTH
 
+    def next_point() -> int | None:
+        return retry.popleft() if retry else next(upcoming, None)
+
     async def lane(page: HeadlessTarget) -> None:
-        for index in upcoming:
-            outcomes[index] = await measure_point(page, points[index], plan)
+        while (index := next_point()) is not None:
+            outcome = await measure_point(page, points[index], plan)
+            if outcome.error in PAGE_LOST and len(lost | {id(page)}) < len(pages):
+                # The page is gone: a lost page fails every point at once and would take them all.
+                # Give the point back for a page that still answers, and end this lane.
+                lost.add(id(page))
+                retry.append(index)
+                return
+            outcomes[index] = outcome
             done(1)
 
-    await asyncio.gather(*(lane(page) for page in pages for _ in range(lanes_per_page)))
-    return [outcome if outcome is not None else Outcome(False, {}, "internal_error") for outcome in outcomes]
+    while True:  # again while points were given back after the other pages' lanes had finished
+        live = [page for page in pages if id(page) not in lost]
+        await asyncio.gather(*(lane(page) for page in live for _ in range(lanes_per_page)))
+        if not retry or not [page for page in pages if id(page) not in lost]:
+            break
+    return [outcome if outcome is not None else Outcome(False, {}, "not_ready") for outcome in outcomes]
 
 
 async def measure_point(page: HeadlessTarget, point: dict[str, Any], plan: Plan) -> Outcome:

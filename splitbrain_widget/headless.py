@@ -194,7 +194,9 @@ class HeadlessFallback:
                 return
             self._unavailable = self._lost = None
             self._page_error = ""
-        self._widget.expect_view(START_WAIT_S)
+            self._sent = set()
+            # A view is on its way before the lock is let go: a call that comes meanwhile waits for it.
+            self._widget.expect_view(START_WAIT_S)
 
     def send_request(self, message: RequestMessage) -> bool:
         """Send ``message`` to the page if the page is the home now (no notebook view attached); False if not."""
@@ -206,12 +208,15 @@ class HeadlessFallback:
             host.send_request(message)
             return True
 
-    def call_settled(self) -> None:
-        """A call ended or a view attached: once a notebook view is there and nothing sent to the page is
-        pending, close the page (on the deferred-call thread: closing waits for the browser)."""
+    def call_settled(self, request_id: str | None = None) -> None:
+        """A call ended (``request_id``, answered or given up) or a view attached: once a notebook view
+        is there and nothing sent to the page is pending, close the page (on the deferred-call thread:
+        closing waits for the browser)."""
         if self.host is None:  # the usual case, on the hot path: no lock
             return
         with self._lock:
+            if request_id is not None:
+                self._sent.discard(request_id)  # answered: it needs no keeping (else it grew for good)
             host = self.host
             if host is None or not self._notebook_views(host):
                 return

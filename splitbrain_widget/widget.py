@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import contextvars
 import itertools
 import logging
 import os
@@ -65,6 +66,11 @@ ECHO_MAX_DELAY_S = 0.5  # ... and no longer than this
 NO_VIEW_MESSAGE = "no view of the widget is displayed; the change is kept and applies when the widget is displayed"
 ENV_HEADLESS = "SPLITBRAIN_HEADLESS"  # "1": every widget without a view runs its calls on a headless page
 NOT_KEPT = ("target_error", "cancelled")  # the page gave the change back, or the call was taken back
+
+
+# Set while a blocking driver runs an operation (see TargetWidget._take_turn).
+_BLOCKING_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar("splitbrain_blocking_call", default=False)
+NO_LINE = -1  # a turn that waits for the view but not behind the others (a blocking call, see _take_turn)
 
 
 def _turn_key(turn: int) -> str:
@@ -161,6 +167,7 @@ class TargetWidget(anywidget.AnyWidget):
         # Calls that wait for a view, in call order: a later call never goes before them (_wait_turn).
         self._arrivals = itertools.count()
         self._waiting_for_view: collections.deque[int] = collections.deque()
+        self._turn_threads: dict[int, int] = {}  # turn -> the thread that took it
         self._order_lock = threading.Lock()
         self._trait_lock = threading.RLock()
         self._state_sync_pending = False
@@ -500,7 +507,7 @@ class TargetWidget(anywidget.AnyWidget):
                     self._update_state()
                     self._schedule_echo()
                 if fallback is not None:
-                    fallback.call_settled()  # a notebook view took over: the page may close now
+                    fallback.call_settled(pending.id)  # a notebook view took over: the page may close now
             refused = pending.reply is not None and pending.reply.error is not None
             if refused and commit and pending.reply.error.code == "target_error":  # type: ignore[union-attr]
                 self._restore(commit, previous)
@@ -599,11 +606,19 @@ class TargetWidget(anywidget.AnyWidget):
     def _take_turn(self) -> int | None:
         """A place in the line of calls waiting for a view, if this call must wait: no view yet but
         one on its way, or earlier calls still waiting (then this one goes after them)."""
+        live = bool(self.bridge.live_views())  # read before the order lock: predicates take it under the bridge's
+        expecting = self._attach_deadline() is not None
+        me = threading.get_ident()
         with self._order_lock:
-            if not self._waiting_for_view and (self.bridge.live_views() or self._attach_deadline() is None):
+            if not self._waiting_for_view and (live or not expecting):
                 return None
+            if _BLOCKING_CALL.get() and any(self._turn_threads.get(t) == me for t in self._waiting_for_view):
+                # A blocking call on the thread whose event loop runs async calls waiting in line: they
+                # cannot move while it blocks, so it must not wait behind them (only, at most, for the view).
+                return NO_LINE
             turn = next(self._arrivals)
             self._waiting_for_view.append(turn)
+            self._turn_threads[turn] = me
             return turn
 
     def _first_in_line(self, turn: int) -> bool:
@@ -612,9 +627,10 @@ class TargetWidget(anywidget.AnyWidget):
 
     def _leave_turn(self, turn: int | None) -> None:
         """Leave the line (idempotent) and wake the call that is first in it now."""
-        if turn is None:
+        if turn is None or turn == NO_LINE:
             return
         with self._order_lock:
+            self._turn_threads.pop(turn, None)
             try:
                 self._waiting_for_view.remove(turn)
             except ValueError:
@@ -628,7 +644,7 @@ class TargetWidget(anywidget.AnyWidget):
     ) -> Generator[_Wait, bool, bool]:
         """Wait to be first in line, then (as before) for the view, within the deadline. False: the
         deadline passed while earlier calls still waited (this one was not sent, nothing changed)."""
-        while not self._first_in_line(turn):
+        while turn != NO_LINE and not self._first_in_line(turn):
             yield _Wait(lambda: self._first_in_line(turn), deadline, key=_turn_key(turn))
             if time.monotonic() >= deadline and not self._first_in_line(turn):
                 return False
@@ -668,6 +684,7 @@ class TargetWidget(anywidget.AnyWidget):
     def _run_blocking(self, name: str, arguments: dict[str, Any], operation: Operation) -> ToolResult:
         started = time.monotonic()
         _kernel_tap.prepare_thread()
+        blocking = _BLOCKING_CALL.set(True)
         try:
             step = next(operation)
             while True:
@@ -684,6 +701,9 @@ class TargetWidget(anywidget.AnyWidget):
             operation.close()
             self._record(name, arguments, _cancelled(name), started)
             raise
+        finally:
+            operation.close()  # whatever ended the drive: the operation's own cleanup runs now
+            _BLOCKING_CALL.reset(blocking)
         return self._record(name, arguments, result, started)
 
     async def _run_async(self, name: str, arguments: dict[str, Any], operation: Operation) -> ToolResult:
@@ -701,6 +721,8 @@ class TargetWidget(anywidget.AnyWidget):
             operation.close()
             self._record(name, arguments, _cancelled(name), started)
             raise
+        finally:
+            operation.close()  # whatever ended the drive: the operation's own cleanup runs now
         return self._record(name, arguments, result, started)
 
     def _record(self, name: str, arguments: dict[str, Any], result: ToolResult, started: float) -> ToolResult:

@@ -78,3 +78,12 @@ class FakeView:
                 self.values.update(message["payload"].get("values", {}))
                 reply |= {"ok": True, "state": self.state()}
             self.sim.receive_view_message(reply)
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Wait until ``condition()`` holds (polled: it reads state other threads change)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        time.sleep(0.01)

@@ -13,7 +13,7 @@ import splitbrain_widget as sb
 import splitbrain_widget.widget as widget_module
 from splitbrain_widget._pacing import Pacer
 
-from .fake_view import FakeView
+from .fake_view import FakeView, wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
 
@@ -153,3 +153,26 @@ def test_calls_made_before_a_view_attaches_are_not_overtaken_by_later_ones() -> 
     assert all(r.ok for r in results), [str(r)[:90] for r in results if not r.ok][:3]
     sent = [m["payload"]["values"]["settings.count"] for m in holder[0].requests]
     assert sent == [1 + i % 9 for i in range(2000)], "the view got the calls out of call order"
+
+
+def test_a_blocking_call_does_not_wait_behind_async_calls_its_own_thread_holds_up() -> None:
+    """An async call waits in line for the view; the same thread then makes a blocking call (a cell
+    after ``ensure_future``): the async call cannot move while the thread blocks, so the blocking
+    call must not queue behind it, or it would wait out its whole deadline."""
+    sim = sb.TargetWidget("demo", targets_dir=FIXTURES)
+    sim.expect_view(30)
+
+    def attach_once_in_line() -> None:
+        wait_for(lambda: bool(sim._waiting_for_view), "the async call in line")
+        FakeView(sim)
+
+    async def cell() -> tuple[sb.ToolResult, sb.ToolResult]:
+        waiting = asyncio.ensure_future(sim.aset_parameter("count", 3, timeout=30))
+        await asyncio.sleep(0)  # the async call takes its place in line and waits for the view
+        threading.Thread(target=attach_once_in_line, daemon=True).start()
+        blocking = sim.set_parameter("count", 4, timeout=5)  # the loop is blocked here
+        return blocking, await waiting
+
+    blocking, waited = asyncio.run(cell())
+    assert blocking.ok and blocking.applied, blocking
+    assert waited.ok and waited.applied, waited

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,19 +21,10 @@ from splitbrain_widget._headless_engine import HeadlessUnavailable
 from splitbrain_widget.widget import ENV_HEADLESS, NO_VIEW_MESSAGE
 
 from .browser_env import require_browser
-from .fake_view import FakeView
+from .fake_view import FakeView, wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
 browser = pytest.mark.browser
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Wait until ``condition()`` holds (polled: it reads state other threads change)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        time.sleep(0.01)
 
 
 def page_id(sim: sb.TargetWidget) -> str | None:
@@ -191,6 +181,18 @@ def test_with_the_variable_a_widget_without_a_view_runs_its_calls_on_a_headless_
     state = sim.fetch_state()
     assert state.ok and state.state is not None and state.state["settings.mode"] == "manual"
     assert sim.audit[-1].view_id == page_id(sim)
+
+
+@browser
+def test_the_page_keeps_no_record_of_answered_calls(
+    widgets: Callable[..., sb.TargetWidget], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script or nbval: no notebook view ever comes, so the page stays; what it was sent and has
+    answered must not pile up for the life of the widget."""
+    monkeypatch.setenv(ENV_HEADLESS, "1")
+    sim = widgets()
+    assert all(sim.set_parameter("count", 1 + i % 9).ok for i in range(50))
+    assert sim._fallback is not None and not sim._fallback._sent
 
 
 @browser

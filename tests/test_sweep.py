@@ -21,7 +21,8 @@ from splitbrain_widget import _headless_engine as engine_mod
 from splitbrain_widget import _sweep_pages as sweep_pages
 from splitbrain_widget._headless_engine import HeadlessError
 
-from .browser_env import require_browser
+from .browser_env import require_browser, run_async
+from .fake_view import wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
 DEMO = FIXTURES / "demo.json"
@@ -125,6 +126,27 @@ def test_a_target_whose_pages_never_start_fails_the_sweep_saying_so(
     with pytest.raises(HeadlessError, match=r"no sweep page of .*mute\.html started") as caught:
         sb.sweep(tmp_path / "mute.html", {"speed": [1, 2, 3]}, pages=2, progress=False)
     assert caught.value.code == "not_ready"
+
+
+@browser
+def test_a_lost_page_gives_its_points_to_the_pages_that_still_answer(engine: None) -> None:
+    """A page that crashed (or was stopped for flooding) fails every point at once: it must not take
+    the sweep's remaining points with it while a healthy page is there."""
+    plan = sweep_pages.Plan("projectile", measure=("range",), advance=None, pages=2)
+    alive, lost = sb.HeadlessTarget("projectile"), sb.HeadlessTarget("projectile")
+    try:
+        assert alive.fetch_state().ok and lost.fetch_state().ok
+        lost.expect_view(0)  # no page is on its way any more: calls on it answer at once
+        lost._headless.page.close()  # the page is gone, as after a crash
+        wait_for(lambda: lost.views == 0, "the lost page's view to detach")
+        points = [{"angle": angle} for angle in range(10, 80)]
+        outcomes = run_async(sweep_pages.measure_points([lost, alive], points, plan))
+        assert [o.ok for o in outcomes] == [True] * len(points), [o.error for o in outcomes if not o.ok][:3]
+        expected = [textbook_range(20, angle) for angle in range(10, 80)]  # the projectile's default speed
+        assert [o.observed["range"] for o in outcomes] == pytest.approx(expected, rel=1e-3)
+    finally:
+        alive.close()
+        lost.close()
 
 
 @browser
