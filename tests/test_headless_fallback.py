@@ -20,7 +20,7 @@ from splitbrain_widget import _headless_engine as engine_mod
 from splitbrain_widget._headless_engine import HeadlessUnavailable
 from splitbrain_widget.widget import ENV_HEADLESS, NO_VIEW_MESSAGE
 
-from .browser_env import require_browser
+from .browser_env import require_browser, run_async
 from .fake_view import FakeView, wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
@@ -198,7 +198,7 @@ def test_the_page_keeps_no_record_of_answered_calls(
 @browser
 def test_headless_true_serves_the_async_twins_and_the_agent(widgets: Callable[..., sb.TargetWidget]) -> None:
     sim = widgets(headless=True)
-    result = asyncio.run(sim.aset_parameter("speed", 14))
+    result = run_async(sim.aset_parameter("speed", 14))
     assert result.ok and result.answered_by == page_id(sim)
     answer = sb.Agent(sim).ask("set the count to 9")
     assert answer.tool_calls[0].ok and answer.tool_calls[0].result["applied"] is True
@@ -219,7 +219,7 @@ def test_a_headless_page_shows_no_panel_so_an_approval_is_denied_at_once(
     sim = widgets(headless=True, approval={"speed": "ask"})
     assert sim.set_parameter("count", 2).ok
     assert (sim.views, sim.notebook_views) == (1, 0)
-    approved, why = asyncio.run(sim.ask_approval("set_parameters", {"values": {"speed": 9}}, ["settings.speed"]))
+    approved, why = run_async(sim.ask_approval("set_parameters", {"values": {"speed": 9}}, ["settings.speed"]))
     assert not approved and "no view of the widget is open" in why
     FakeView(sim)
     assert sim.notebook_views == 1
