@@ -25,8 +25,10 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
+    SerializerFunctionWrapHandler,
     StrictBool,
     ValidationError,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -162,13 +164,29 @@ class Parameter(BaseModel):
 
 
 class Observable(BaseModel):
-    """A quantity the target reports in its state (for example ``range`` in m)."""
+    """A quantity the target reports in its state (for example ``range`` in m).
+
+    ``depends_on`` names the parameters that move it (dotted paths, most influential first); the
+    manifest checks them against its parameters.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
     unit: str | None = None
+    depends_on: tuple[str, ...] = ()
     description: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _serialise(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``depends_on`` dumps as a list, and not at all when empty."""
+        out: dict[str, Any] = handler(self)
+        if "depends_on" in out:
+            if self.depends_on:
+                out["depends_on"] = list(self.depends_on)
+            else:
+                del out["depends_on"]
+        return out
 
 
 class Manifest(BaseModel):
@@ -195,21 +213,7 @@ class Manifest(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _normalise_observables(cls, raw: Any) -> Any:
-        if isinstance(raw, dict) and isinstance(raw.get("observables"), list):
-            raw = dict(raw)
-            obs = {}
-            for i, entry in enumerate(raw["observables"]):
-                if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-                    raise ValueError(f"observables[{i}] must be an object with a 'name' string")
-                obs[entry["name"]] = entry
-            raw["observables"] = obs
-        if isinstance(raw, dict) and isinstance(raw.get("observables"), dict):
-            raw = dict(raw)
-            raw["observables"] = {
-                k: ({"name": k, **v} if isinstance(v, dict) and "name" not in v else v)
-                for k, v in raw["observables"].items()
-            }
-        return raw
+        return _observables_by_name(raw)
 
     # -- construction -------------------------------------------------------------------------
 
@@ -231,6 +235,7 @@ class Manifest(BaseModel):
             _collect(data, ("data",), [], params, problems)
             if not data:
                 problems.append(_problem(("data",), "expected at least one parameter group", data))
+        raw = _resolve_depends_on(raw, params, problems, complete=isinstance(data, dict) and bool(data))
         try:
             manifest = handler(raw)
         except ValidationError as exc:
@@ -283,36 +288,21 @@ class Manifest(BaseModel):
 
     def resolve(self, name: str) -> Parameter:
         """Find a parameter by dotted path (with or without ``data.``) or unique leaf name."""
-        if not isinstance(name, str) or not name:
-            raise ParameterError("unknown_param", f"parameter names are strings, got {_kind(name)}", name=str(name))
-        key = name.removeprefix("data.")
-        if key in self.parameters:
-            return self.parameters[key]
-        candidates = [p for p in self.parameters.values() if p.name == key]
-        if len(candidates) == 1:
-            return candidates[0]
-        if len(candidates) > 1:
-            paths = ", ".join(p.path for p in candidates)
-            raise ParameterError(
-                "unknown_param", f"'{name}' is ambiguous: it names {paths}", name=name, hint=f"use one of {paths}"
-            )
-        suggestions = self.suggest(key)
-        hint = f"did you mean {' or '.join(suggestions)}?" if suggestions else f"known parameters: {self.names()}"
-        raise ParameterError("unknown_param", f"unknown parameter '{name}' in target {self.id}", name=name, hint=hint)
+        return _resolve(self.parameters, name, f" in target {self.id}")
 
     def suggest(self, name: str, n: int = 3) -> list[str]:
         """The closest real parameter paths to ``name``."""
-        by_leaf = {p.name: p.path for p in self.parameters.values()}
-        options = list(self.parameters) + list(by_leaf)
-        found = difflib.get_close_matches(name, options, n=n, cutoff=0.6)
-        if not found:
-            found = [o for o in options if name.lower() in o.lower()][:n]
-        out: list[str] = []
-        for f in found:
-            path = by_leaf.get(f, f) if f not in self.parameters else f
-            if path not in out:
-                out.append(path)
-        return out
+        return _suggest(self.parameters, name, n)
+
+    def varies(self, observable: str) -> tuple[str, ...]:
+        """The parameters that move ``observable`` (dotted paths, most influential first); ``()`` when none.
+
+        Raises ``KeyError`` for an observable the manifest does not declare.
+        """
+        if observable not in self.observables:
+            known = ", ".join(self.observables) or "none"
+            raise KeyError(f"unknown observable '{observable}' in target {self.id} (observables: {known})")
+        return self.observables[observable].depends_on
 
     def names(self) -> str:
         """All parameter paths, comma separated."""
@@ -329,6 +319,127 @@ class Manifest(BaseModel):
             param = self.resolve(name)
             out[param.path] = param.check_value(value) if allow_readonly else param.coerce(value)
         return out
+
+
+def _resolve(parameters: Mapping[str, Parameter], name: str, where: str = "") -> Parameter:
+    """:meth:`Manifest.resolve` on a parameter table (``where`` ends the unknown-name message)."""
+    if not isinstance(name, str) or not name:
+        raise ParameterError("unknown_param", f"parameter names are strings, got {_kind(name)}", name=str(name))
+    key = name.removeprefix("data.")
+    if key in parameters:
+        return parameters[key]
+    candidates = [p for p in parameters.values() if p.name == key]
+    if len(candidates) == 1:
+        return candidates[0]
+    if len(candidates) > 1:
+        paths = ", ".join(p.path for p in candidates)
+        raise ParameterError(
+            "unknown_param", f"'{name}' is ambiguous: it names {paths}", name=name, hint=f"use one of {paths}"
+        )
+    suggestions = _suggest(parameters, key)
+    known = ", ".join(parameters)
+    hint = f"did you mean {' or '.join(suggestions)}?" if suggestions else f"known parameters: {known}"
+    raise ParameterError("unknown_param", f"unknown parameter '{name}'{where}", name=name, hint=hint)
+
+
+def _suggest(parameters: Mapping[str, Parameter], name: str, n: int = 3) -> list[str]:
+    by_leaf = {p.name: p.path for p in parameters.values()}
+    options = list(parameters) + list(by_leaf)
+    found = difflib.get_close_matches(name, options, n=n, cutoff=0.6)
+    if not found:
+        found = [o for o in options if name.lower() in o.lower()][:n]
+    out: list[str] = []
+    for f in found:
+        path = by_leaf.get(f, f) if f not in parameters else f
+        if path not in out:
+            out.append(path)
+    return out
+
+
+# -- observables ------------------------------------------------------------------------------
+
+
+def _observables_by_name(raw: Any) -> Any:
+    """``observables`` as ``{name: {"name": name, ...}}``, whether given as a list or an object."""
+    if isinstance(raw, dict) and isinstance(raw.get("observables"), list):
+        raw = dict(raw)
+        obs = {}
+        for i, entry in enumerate(raw["observables"]):
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                raise ValueError(f"observables[{i}] must be an object with a 'name' string")
+            obs[entry["name"]] = entry
+        raw["observables"] = obs
+    if isinstance(raw, dict) and isinstance(raw.get("observables"), dict):
+        raw = dict(raw)
+        raw["observables"] = {
+            k: ({"name": k, **v} if isinstance(v, dict) and "name" not in v else v)
+            for k, v in raw["observables"].items()
+        }
+    return raw
+
+
+def _resolve_depends_on(
+    raw: dict[str, Any], params: Mapping[str, Parameter], problems: list[InitErrorDetails], *, complete: bool
+) -> dict[str, Any]:
+    """Check every observable's ``depends_on`` against the parameters; leaf names become dotted paths.
+
+    Entries that are not strings are left to pydantic. An unknown name is not reported when it may
+    name a parameter that failed to load (``complete`` false, or a problem under its path).
+    """
+    try:
+        raw = _observables_by_name(raw)
+    except ValueError:
+        return raw  # pydantic reports the malformed list
+    observables = raw.get("observables")
+    if not isinstance(observables, dict):
+        return raw
+    broken = {
+        ".".join(str(part) for part in p["loc"][1:k])
+        for p in problems
+        if p["loc"][:1] == ("data",)
+        for k in range(2, len(p["loc"]) + 1)
+    }
+    broken |= {b.rsplit(".", 1)[-1] for b in broken}
+    variable = [path for path, p in params.items() if p.type in ("number", "integer") and not p.readonly]
+    expected = "expected a number or integer parameter: " + (
+        f"one of {', '.join(variable)}" if variable else "this manifest has none that can be set"
+    )
+    resolved: dict[str, Any] = {}
+    for name, entry in observables.items():
+        deps = entry.get("depends_on") if isinstance(entry, dict) else None
+        if not isinstance(deps, list):
+            resolved[name] = entry
+            continue
+        seen: dict[str, int] = {}
+        out: list[Any] = []
+        for i, dep in enumerate(deps):
+            out.append(dep)
+            if not isinstance(dep, str):
+                continue
+            loc = ("observables", name, "depends_on", i)
+            if not dep:
+                problems.append(_problem(loc, f"empty name; {expected}", dep))
+                continue
+            try:
+                param = _resolve(params, dep)
+            except ParameterError as exc:
+                if complete and dep.removeprefix("data.") not in broken:
+                    found = str(exc) if exc.hint.startswith("did you mean") else exc.message
+                    problems.append(_problem(loc, f"{found}; {expected}", dep))
+                continue
+            if param.type not in ("number", "integer"):
+                kind = ("an " if param.type == "array" else "a ") + param.type
+                problems.append(_problem(loc, f"{param.path} is {kind} parameter; {expected}", dep))
+            elif param.readonly:
+                problems.append(_problem(loc, f"{param.path} is read-only; {expected}", dep))
+            elif param.path in seen:
+                first = f"depends_on.{seen[param.path]}"
+                problems.append(_problem(loc, f"repeats {param.path} (also {first}); list each parameter once", dep))
+            else:
+                seen[param.path] = i
+                out[-1] = param.path
+        resolved[name] = {**entry, "depends_on": out}
+    return {**raw, "observables": resolved}
 
 
 # -- value coercion ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from splitbrain_widget import Manifest, ManifestError, ParameterError
+from splitbrain_widget import Manifest, ManifestError, ParameterError, list_targets, load_target
 
 REFERENCE = {
     "id": "preset-01",
@@ -130,6 +130,53 @@ def _with(path: str, value: Any, base: dict[str, Any] = REFERENCE) -> dict[str, 
 
 _DELETE = object()
 
+# A manifest for depends_on: four parameters a goal may vary, and four it may not.
+DEPENDS: dict[str, Any] = {
+    "id": "deps",
+    "data": {
+        "launch": {
+            "speed": {"type": "number", "unit": "m/s", "value": 20},
+            "angle": {"type": "number", "unit": "deg", "value": 45},
+            "shots": {"type": "integer", "value": 1},
+            "mode": {"type": "string", "value": "auto"},
+            "aim": {"type": "array", "length": 2, "value": [0, 0]},
+            "armed": {"type": "boolean", "value": True},
+            "version": {"type": "number", "value": 1, "readonly": True},
+        },
+        "display": {"speed": {"type": "number", "value": 1}},
+    },
+    "observables": {"range": {"unit": "m", "depends_on": ["launch.speed", "angle"]}, "t": {"unit": "s"}},
+}
+VARIABLE = "expected a number or integer parameter: one of launch.speed, launch.angle, launch.shots, display.speed"
+_DEPS = "observables.range.depends_on"
+
+MALFORMED_DEPENDS = [
+    (
+        _with(_DEPS, ["launch.speed", "angel"], DEPENDS),
+        f"{_DEPS}.1: unknown parameter 'angel' (did you mean launch.angle?); {VARIABLE}",
+    ),
+    (_with(_DEPS, ["nope"], DEPENDS), f"{_DEPS}.0: unknown parameter 'nope'; {VARIABLE}"),
+    (
+        _with(_DEPS, ["speed"], DEPENDS),
+        f"{_DEPS}.0: 'speed' is ambiguous: it names launch.speed, display.speed; {VARIABLE}",
+    ),
+    (_with(_DEPS, ["mode"], DEPENDS), f"{_DEPS}.0: launch.mode is a string parameter; {VARIABLE}"),
+    (_with(_DEPS, ["launch.aim"], DEPENDS), f"{_DEPS}.0: launch.aim is an array parameter; {VARIABLE}"),
+    (_with(_DEPS, ["armed"], DEPENDS), f"{_DEPS}.0: launch.armed is a boolean parameter; {VARIABLE}"),
+    (_with(_DEPS, ["version"], DEPENDS), f"{_DEPS}.0: launch.version is read-only; {VARIABLE}"),
+    (
+        _with(_DEPS, ["angle", "launch.speed", "data.launch.angle"], DEPENDS),
+        f"{_DEPS}.2: repeats launch.angle (also depends_on.0); list each parameter once",
+    ),
+    (_with(_DEPS, [""], DEPENDS), f"{_DEPS}.0: empty name; {VARIABLE}"),
+    (_with(_DEPS, "launch.speed", DEPENDS), f"{_DEPS}: Input should be a valid tuple"),
+    (_with(_DEPS, [3], DEPENDS), f"{_DEPS}.0: Input should be a valid string"),
+    (
+        _with("observables", [{"name": "range", "depends_on": ["speed", "nope"]}], DEPENDS),
+        f"{_DEPS}.1: unknown parameter 'nope'; {VARIABLE}",
+    ),
+]
+
 MALFORMED = [
     (
         _with("data.settings.speed.type", "num"),
@@ -174,6 +221,7 @@ MALFORMED = [
     (_with("observables", {"range": {"unit": 3}}), "observables.range.unit:"),
     (_with("observables", [{"unit": "m"}]), "observables[0] must be an object with a 'name'"),
     (_with("extra", True), "extra: unknown field"),
+    *MALFORMED_DEPENDS,
 ]
 
 
@@ -203,6 +251,93 @@ def test_every_problem_is_reported_at_once() -> None:
     with pytest.raises(ManifestError) as info:
         Manifest.from_dict(raw, source="foo.json")
     assert len(info.value.problems) == 2
+
+
+# -- depends_on: the parameters that move an observable ------------------------------------
+
+
+def test_depends_on_round_trips_as_dotted_paths() -> None:
+    raw = _with(_DEPS, ["launch.speed", "angle", "data.launch.shots", "display.speed"], DEPENDS)
+    m = Manifest.from_dict(raw, source="deps.json")
+    assert m.varies("range") == ("launch.speed", "launch.angle", "launch.shots", "display.speed")
+    assert m.observables["range"].depends_on == m.varies("range")  # a tuple: the model is frozen
+    assert m.varies("t") == () and m.observables["t"].depends_on == ()
+    dumped = m.model_dump()["observables"]
+    assert dumped["range"]["depends_on"] == ["launch.speed", "launch.angle", "launch.shots", "display.speed"]
+    assert "depends_on" not in dumped["t"]  # empty: left out
+    assert Manifest.model_validate(m.model_dump()) == m
+    assert Manifest.model_validate_json(m.model_dump_json()) == m
+    assert json.loads(m.model_dump_json())["observables"]["range"]["depends_on"][1] == "launch.angle"
+
+
+def test_the_widget_trait_dump_of_observables_has_a_list_and_no_empty_depends_on() -> None:
+    m = Manifest.from_dict(DEPENDS)
+    dumped = {k: o.model_dump(exclude_none=True) for k, o in m.observables.items()}  # as TargetWidget does
+    assert dumped == {
+        "range": {"name": "range", "unit": "m", "depends_on": ["launch.speed", "launch.angle"]},
+        "t": {"name": "t", "unit": "s"},
+    }
+    assert Manifest.from_dict(RICH).observables["range"].model_dump(mode="json", exclude_none=True) == {
+        "name": "range",
+        "unit": "m",
+        "description": "horizontal distance",
+    }
+
+
+def test_depends_on_in_a_list_of_observables_is_resolved_too() -> None:
+    raw = _with("observables", [{"name": "range", "depends_on": ["angle", "launch.speed"]}], DEPENDS)
+    assert Manifest.from_dict(raw).varies("range") == ("launch.angle", "launch.speed")
+
+
+def test_varies_refuses_an_unknown_observable() -> None:
+    with pytest.raises(KeyError, match="unknown observable 'rnage' in target deps"):
+        Manifest.from_dict(DEPENDS).varies("rnage")
+
+
+def test_a_bad_depends_on_lists_what_it_may_name() -> None:
+    with pytest.raises(ManifestError) as info:
+        Manifest.from_dict(_with(_DEPS, ["mode"], DEPENDS), source="deps.json")
+    assert info.value.problems == [f"{_DEPS}.0: launch.mode is a string parameter; {VARIABLE}"]
+    assert str(info.value) == f"deps.json: {info.value.problems[0]}"
+    bare = {"id": "x", "data": {"s": {"on": {"type": "boolean", "value": True}}}, "observables": {"o": {}}}
+    with pytest.raises(ManifestError, match="this manifest has none that can be set"):
+        Manifest.from_dict(_with("observables.o.depends_on", ["on"], bare))
+
+
+def test_depends_on_problems_are_reported_with_all_the_others() -> None:
+    raw = _with(_DEPS, ["mode", "mode", "speed"], _with("data.launch.angle.type", "num", _with("id", _DELETE, DEPENDS)))
+    raw["observables"]["range"]["depends_on"].append("angle")  # names the broken parameter: not reported again
+    with pytest.raises(ManifestError) as info:
+        Manifest.from_dict(raw, source="deps.json")
+    fields = [p.split(":", 1)[0] for p in info.value.problems]
+    assert fields == ["id", "data.launch.angle.type", f"{_DEPS}.0", f"{_DEPS}.1", f"{_DEPS}.2"]
+    assert "repeats" not in info.value.problems[3]  # a refused entry is not counted as seen
+    with pytest.raises(ValidationError) as pydantic_error:
+        Manifest.model_validate(raw)
+    assert len(pydantic_error.value.errors()) == 5
+
+
+def test_the_builtin_targets_declare_valid_depends_on() -> None:
+    varied: dict[str, dict[str, tuple[str, ...]]] = {}
+    for target_id in list_targets().ids():
+        manifest = load_target(target_id).manifest
+        varied[target_id] = {name: manifest.varies(name) for name in manifest.observables}
+        for paths in varied[target_id].values():
+            assert all(manifest.parameters[p].type in ("number", "integer") for p in paths), (target_id, paths)
+    assert list_targets().problems == []
+    assert varied["projectile"]["range"][0] == "launch.speed"
+    assert set(varied["projectile"]["range"]) == {
+        "launch.speed",
+        "launch.angle",
+        "launch.height",
+        "environment.drag",
+        "environment.gravity",
+    }
+    assert varied["pendulum"]["period"][:3] == ("pendulum.length", "pendulum.amplitude", "environment.gravity")
+    for target_id, instant in [("projectile", "t"), ("projectile", "x"), ("pendulum", "angle"), ("bouncer", "x")]:
+        assert varied[target_id][instant] == (), (target_id, instant)
+    goals = {"projectile", "pendulum", "orbits", "waves", "boids", "bouncer"}
+    assert {t for t, by_name in varied.items() if any(by_name.values())} >= goals
 
 
 # -- bad values: (name, value, code, text the message must contain) -------------------------
