@@ -2,11 +2,13 @@
 
 Figures are measured, printed and recorded here; tests never assert wall-clock limits.
 Run one section with ``python -m benchmarks <name> [...]``: only that section's figures, date and
-load change in results.json; the others keep theirs (benchmarks/report.py).
+load change in results.json; the others keep theirs (benchmarks/report.py). ``--model NAME`` goes to
+the sections that take a model (``python -m benchmarks steering --model openai:gpt-4o-mini``).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -24,12 +26,13 @@ HERE = Path(__file__).resolve().parent
 README = HERE.parent / "README.md"
 RESULTS = HERE / "results.json"
 LOAD_SAMPLE_S = 5.0
+MODEL_SECTIONS = {"steering"}  # the sections whose run() takes model=
 
 
-def run_section(name: str) -> dict[str, Any]:
+def run_section(name: str, *, model: str | None = None) -> dict[str, Any]:
     """Measure one section; its figures keyed as results.json keeps them."""
     module = importlib.import_module(f"benchmarks.{name}")
-    section: dict[str, Any] = module.run()
+    section: dict[str, Any] = module.run() if model is None else module.run(model=model)
     if name == "roundtrip_scripted":
         section = {"roundtrip_scripted_ms": section}
     if name == "target_fps":
@@ -111,5 +114,23 @@ def update_readme(path: Path, block: str) -> None:
         path.write_text(new)
 
 
+def parse_args(argv: list[str]) -> tuple[list[str], str | None]:
+    """Section names and ``--model NAME`` (or ``--model=NAME``), allowed only for the sections that take one."""
+    names: list[str] = []
+    model: str | None = None
+    args = iter(argv)
+    for arg in args:
+        if arg == "--model" or arg.startswith("--model="):
+            model = arg.partition("=")[2] if "=" in arg else next(args, "")
+            if not model:
+                raise SystemExit("--model needs a name, e.g. --model openai:gpt-4o-mini")
+        else:
+            names.append(arg)
+    if model is not None and (not names or set(names) - MODEL_SECTIONS):
+        raise SystemExit(f"--model applies only to {', '.join(sorted(MODEL_SECTIONS))}: name that section alone")
+    return names, model
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sections, chosen = parse_args(sys.argv[1:])
+    main(sections, runner=functools.partial(run_section, model=chosen))

@@ -30,7 +30,7 @@ CELLS = [
     "import splitbrain_widget as sb, time, json\nsim = sb.TargetWidget('bouncer', height=200)\nsim",
     LOOP.replace("ECHO", "pass"),  # as shipped: the trait echo waits for a pause between calls
     # for comparison, the echo sent after every call, as before (the next request queues behind it)
-    LOOP.replace("ECHO", "sim._update_state(); sim._flush_echo()"),
+    LOOP.replace("ECHO", "sim._echo.sync()"),
 ]
 
 

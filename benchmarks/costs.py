@@ -31,7 +31,7 @@ def import_seconds(runs: int = 5) -> dict[str, Any]:
 def widget_costs(count: int = 50) -> dict[str, Any]:
     import splitbrain_widget as sb
 
-    sb.TargetWidget("bouncer")  # warm caches (manifest, bridge script, anywidget import)
+    sb.TargetWidget("bouncer")  # warm caches (manifest, target API script, anywidget import)
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.take_snapshot()

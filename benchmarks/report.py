@@ -18,7 +18,16 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-SECTIONS = ["costs", "roundtrip_scripted", "agent_efficiency", "browser", "burst_stream", "target_fps", "headless"]
+SECTIONS = [
+    "costs",
+    "roundtrip_scripted",
+    "agent_efficiency",
+    "browser",
+    "burst_stream",
+    "target_fps",
+    "headless",
+    "steering",
+]
 START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
 READING_PREFIX = "Reading these:"
 HISTORY_KEEP = 20  # runs kept per section in results.json["history"]
@@ -76,6 +85,14 @@ HEADLINES: dict[str, list[str]] = {
         "headless.sweep.points_per_s_n_pages",
         "headless.advance.sim_s_per_wall_s",
         "headless.dask.ratio",
+    ],
+    "steering": [
+        "steering.success_rate",
+        "steering.passed",
+        "steering.requests",
+        "steering.input_tokens",
+        "steering.output_tokens",
+        "steering.wall_s",
     ],
 }
 Stamp = dict[str, Any]
@@ -277,6 +294,12 @@ def table(r: dict[str, Any]) -> str:
                 f"{dk['points_per_s']} points/s, {dk['ratio']}x the local run (tables identical: {dk['identical']})",
                 "headless",
             )
+    if "steering" in r:
+        row(
+            f"steering: plain-language tasks on the built-in targets, `{r['steering']['model']}`",
+            _steering(r),
+            "steering",
+        )
     if "target_fps" in r:
         row(
             "target frame rates (headless Chromium, one target per page)",
@@ -300,6 +323,16 @@ def _plain_stream(s: dict[str, Any]) -> str:
         head = f"{s['applied_per_s']} applied/s of {s['given']} values given (applied count not recorded)"
     dup = f", duplicates: {s['duplicates']}" if "duplicates" in s else ""
     return f"{head}, in order: {s['in_order']}{dup}, {_fps(s)}"
+
+
+def _steering(r: dict[str, Any]) -> str:
+    s = r["steering"]
+    kinds = ", ".join(f"{kind} {k['passed']}/{k['tasks']}" for kind, k in s["by_kind"].items())
+    return (
+        f"{s['passed']}/{s['tasks']} passed ({s['success_rate']:.0%}; {kinds}); {s['requests']} LLM requests, "
+        f"{s['input_tokens']} input / {s['output_tokens']} output tokens, {s['wall_s']} s answering "
+        f"({s['seconds']} s with the pages)"
+    )
 
 
 def _wire(w: dict[str, Any]) -> str:
@@ -453,6 +486,16 @@ def reading(r: dict[str, Any]) -> str:
                 f"{'–'.join(_x(v) for v in stop)} the requests when it stops after every round"
             )
         out.append(sentence + ".")
+    steering = r.get("steering")
+    if steering:
+        goal = steering["by_kind"].get("goal", {"passed": 0, "tasks": 0})
+        out.append(
+            f"The steering tasks (`benchmarks/steering_tasks.json`, {steering['tasks']} over "
+            f"{len(steering['by_target'])} targets, {steering['multi_step']} of them in several steps) are judged "
+            "on the page's final values and observables, not on the reply; an out-of-reach request passes only "
+            f"when the reply says so and nothing changed; `{steering['model']}` reached {goal['passed']} of the "
+            f"{goal['tasks']} goals (an observable to bring to a value)."
+        )
     out.append(
         "The browser section alternates settings between sessions (on, off, on, off) so its ratios compare like "
         "with like; the ranges are over the runs recorded in `benchmarks/results.json`, and rows measured on "

@@ -1,6 +1,6 @@
 """Frames per second of each built-in target in headless Chromium, at several frame sizes.
 
-Each target is loaded through the registry (``load_target(id).html``, bridge and CSP injected)
+Each target is loaded through the registry (``load_target(id).html``, target API and CSP injected)
 into the sandboxed iframe of tests/browser_targets/host.py's page, as a notebook view would,
 and its own ``window.__fps`` is read: requestAnimationFrame callbacks counted over the last ~2 s
 inside the target. 800x420 is the default size; the others show how the cost grows with the

@@ -1,6 +1,6 @@
 // Build the browser side into the Python package's static/ folder.
 //
-//   node js/build.mjs           write splitbrain_widget/static/{widget,bridge,clock,host}.js
+//   node js/build.mjs           write splitbrain_widget/static/{widget,target_api,clock,host}.js
 //   node js/build.mjs --check   build in memory, compare with the committed files,
 //                               exit 1 listing the stale ones (CI runs this)
 //
@@ -20,8 +20,8 @@ const bundles = [
   // The anywidget view: `_esm` of the widget, an ES module with a default export.
   { entry: "widget.js", format: "esm", minify: false, inline: false },
   // Inlined by the registry as a classic <script> into every target page.
-  { entry: "bridge.js", format: "iife", minify: true, inline: true },
-  // The virtual clock: inlined by the registry into headless target pages, after the bridge.
+  { entry: "target_api.js", format: "iife", minify: true, inline: true },
+  // The virtual clock: inlined by the registry into headless target pages, after the target API.
   { entry: "clock.js", format: "iife", minify: true, inline: true },
   // The headless host page's module, inlined by the engine as a <script type="module">.
   { entry: "host.js", format: "esm", minify: false, inline: true },

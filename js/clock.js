@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * clock.js: a virtual clock for target pages run headless. The registry injects it (bundled to an
- * IIFE) only into headless pages, before bridge.js and the page's own scripts.
+ * IIFE) only into headless pages, before target_api.js and the page's own scripts.
  *
  * It replaces requestAnimationFrame / cancelAnimationFrame, setTimeout / setInterval /
  * clearTimeout / clearInterval, Date (the constructor and Date.now), performance.now and
@@ -9,7 +9,7 @@
  *
  *   {source: "splitbrain-parent", nonce, type: "advance", payload: {ms, more?, token?}}
  *
- * accepted with the bridge's own checks (`event.source === window.parent`, the nonce from
+ * accepted with the target API's own checks (`event.source === window.parent`, the nonce from
  * `window.name`, the envelope validated by ./protocol.js). An advance runs the timers and the
  * animation frames (one every 1000/60 ms of virtual time) in time order up to now + ms, promise
  * jobs draining between any two callbacks as in a real browser (see CALLBACKS_PER_TASK). Until
@@ -20,9 +20,9 @@
  * it is done, before it delivers what waited: `{source: "splitbrain-target", nonce, type:
  * "advanced", token}` (the relay ignores the type; the headless host reads it).
  *
- * Why before bridge.js: listeners on `window` run in the order they were added (capture or not),
+ * Why before target_api.js: listeners on `window` run in the order they were added (capture or not),
  * and the clock's must come first to hold what follows an advance. Math.random alone is seeded
- * later, by a one-line script the registry puts after the bridge: the bridge draws its per-load id
+ * later, by a one-line script the registry puts after the target API: the target API draws its per-load id
  * from it, and that id must differ between loads (the relay tells a page that reloaded itself by it).
  */
 import { TARGET_SOURCE, errorText, isParentMessage } from "./protocol.js";
@@ -426,7 +426,7 @@ const MAX_TOKEN_CHARS = 64;
 
 /**
  * The advance `data` asks for, if it is an advance message for `nonce` (the envelope checked by the
- * bridge's validator): `ms` to run, whether `more` advances follow at once, and the `token` to
+ * target API's validator): `ms` to run, whether `more` advances follow at once, and the `token` to
  * answer with when done ("" for none).
  * @param {unknown} data
  * @param {string} nonce
@@ -449,7 +449,7 @@ export function advanceRequest(data, nonce) {
 /**
  * Install the virtual clock on `win` and return it (also as `win.__splitbrainClock`). A second
  * install returns the first clock. Math.random is seeded at once unless `laterRandom`: then
- * `clock.seedRandom(Math)` does it (the registry's script after the bridge). `maxCallbacks`
+ * `clock.seedRandom(Math)` does it (the registry's script after the target API). `maxCallbacks`
  * lowers MAX_CALLBACKS_PER_ADVANCE (tests).
  * @param {ClockWindow} win
  * @param {{seed?: number, epoch?: number, fps?: number, laterRandom?: boolean, maxCallbacks?: number}} [opts]
@@ -572,7 +572,7 @@ export function installClock(win, opts = {}) {
     advancing = { until: clock.now + ms, ms, callbacks: 0, token };
     clock.horizon = more ? Infinity : advancing.until;
     // The first callback in this task (an advance with nothing due ends here), unless the message
-    // waited behind another advance: the promise jobs of what was delivered before it (the bridge
+    // waited behind another advance: the promise jobs of what was delivered before it (the target API
     // answering a state request) must run first, so the next task starts it.
     if (!redelivered.has(event)) step();
     if (advancing) drive();

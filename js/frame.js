@@ -22,7 +22,7 @@ import { READY_TIMEOUT_MS, Relay } from "./relay.js";
  * @param {object} opts
  * @param {HTMLIFrameElement} opts.placeholder  an element in the document, replaced by each load
  * @param {string} opts.viewId
- * @param {() => string} opts.html  the page (bridge injected), read at each load
+ * @param {() => string} opts.html  the page (target API injected), read at each load
  * @param {() => string} opts.frameTitle  the iframe's title attribute
  * @param {() => number} opts.height  CSS pixels
  * @param {(msg: any) => void} opts.sendToKernel

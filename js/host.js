@@ -46,7 +46,7 @@ const INTERNAL_ID = "\u0000advance-";
 /**
  * @typedef {object} HostOptions
  * @property {string} viewId
- * @property {string} html  the target page (bridge, and clock when virtual, injected)
+ * @property {string} html  the target page (target API, and clock when virtual, injected)
  * @property {Record<string, unknown>} values  the `values` trait
  * @property {string} binding  name of the window function that takes a JSON batch of messages
  * @property {number} [height]  iframe height in CSS pixels

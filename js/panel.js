@@ -217,6 +217,11 @@ export function mountPanel(host, model, signal) {
       case "tool_started":
         chip(event.call_id, event.name, event.arguments ?? {}, "pending", undefined, event.label);
         break;
+      case "tool_progress": // a running call's news (a seek's try) relabels its chip, while it runs
+        if (chips.get(event.call_id)?.dataset.status === "pending") {
+          chip(event.call_id, event.name, event.arguments ?? {}, "pending", undefined, event.label);
+        }
+        break;
       case "tool_finished":
         chip(event.call_id, event.name, event.arguments ?? {}, chipStatus(event), event.result, event.label);
         break;

@@ -4,7 +4,7 @@
  *
  * A translation of docs/protocol.md (the definition; when they disagree the
  * document is right). Shared by the view (widget.js, relay.js, panel.js) and the
- * bridge injected into every target page (bridge.js); splitbrain_widget/protocol.py
+ * target API injected into every target page (target_api.js); splitbrain_widget/protocol.py
  * is the kernel's translation of the same page. Section 1 (kernel <-> view) is also
  * a JSON Schema generated from the Python side, docs/protocol.schema.json; the
  * tests hold this module to it with the shared examples in
@@ -21,7 +21,7 @@
 export const PROTOCOL_VERSION = 1;
 
 /** The compatible additions within the major version that this translation knows (docs/protocol.md, Versions). */
-export const PROTOCOL_MINOR = 2;
+export const PROTOCOL_MINOR = 3;
 
 /** `source` of every view -> target postMessage. */
 export const PARENT_SOURCE = "splitbrain-parent";
@@ -32,7 +32,7 @@ export const TARGET_SOURCE = "splitbrain-target";
 /** Longest error message text sent across a boundary, in UTF-16 code units. */
 export const MAX_ERROR_TEXT = 500;
 
-/** Most messages the bridge buffers before the target calls `SplitBrain.ready()`. */
+/** Most messages the target API buffers before the target calls `SplitBrain.ready()`. */
 export const MAX_BUFFERED = 10000;
 
 // ---------------------------------------------------------------------------
@@ -69,6 +69,8 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
   "truncated_call",
   "loop_blocked",
   "denied",
+  "goal_unreachable",
+  "not_measured",
   "internal_error",
 ]);
 
@@ -76,7 +78,7 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
  * One error envelope everywhere (protocol.md section 3).
  * @typedef {"no_view" | "protocol_mismatch" | "not_ready" | "timeout" | "cancelled" | "unknown_param"
  *   | "invalid_value" | "readonly" | "unknown_target" | "target_error" | "truncated_call" | "loop_blocked"
- *   | "denied" | "internal_error"} ErrorCode
+ *   | "denied" | "goal_unreachable" | "not_measured" | "internal_error"} ErrorCode
  */
 
 /**
@@ -102,6 +104,7 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
  * The chat panel's live feed, one event at a time (the agent's events, and two notices).
  * @typedef {{kind: "text", text: string}
  *   | {kind: "tool_started", call_id: string, name: string, arguments: Record<string, unknown>, label?: string}
+ *   | {kind: "tool_progress", call_id: string, name: string, arguments: Record<string, unknown>, label: string}
  *   | {kind: "tool_finished", call_id: string, name: string, arguments: Record<string, unknown>,
  *      result: Record<string, any>, ok: boolean, label?: string}
  *   | {kind: "retry_wait", seconds: number, source: string, attempt: number, model: string, status: number | null}
@@ -197,7 +200,7 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
 /** @typedef {"ready" | "state" | "error"} TargetMessageType */
 
 /**
- * target -> view: the target is listening. `load` is fresh for every load of the page (the bridge
+ * target -> view: the target is listening. `load` is fresh for every load of the page (the target API
  * draws it when it runs), so a page that reloads itself, keeping its nonce, is told apart from a
  * repeated ready of the same load.
  * @typedef {object} TargetReady
@@ -393,6 +396,7 @@ function isOptionalString(value) {
 const CHAT_EVENT_FIELDS = /* @__PURE__ */ Object.freeze({
   text: (e) => isString(e.text),
   tool_started: isToolCall,
+  tool_progress: (e) => isToolCall(e) && isString(e.label),
   tool_finished: (e) => isToolCall(e) && isPlainObject(e.result) && typeof e.ok === "boolean",
   retry_wait: (e) =>
     typeof e.seconds === "number" &&

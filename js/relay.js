@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The relay between the kernel (anywidget custom messages, or a headless host's bridge) and one
+ * The relay between the kernel (anywidget custom messages, or a headless host's binding) and one
  * target page (postMessage): the ready-handshake queue, the catch-up apply, the message budget.
  * Pure logic, no DOM: the view (./widget.js) wires it to a real iframe, tests to fakes.
  *
@@ -49,7 +49,7 @@ function trace(id, hop) {
  * @typedef {object} Traits
  * @property {string} target_id
  * @property {Record<string, any>} manifest  the active manifest (parameters, observables, ...)
- * @property {string} _html  the target page, bridge injected
+ * @property {string} _html  the target page, target API injected
  * @property {Record<string, unknown>} values  dotted path -> the kernel's value
  * @property {Record<string, unknown>} state  the last state a page reported
  * @property {number} height
@@ -105,7 +105,7 @@ export class Relay {
     this.now = now ?? (() => Date.now());
     this.nonce = makeNonce();
     this.ready = false;
-    /** the `load` id of the page's ready ("" before it, or from a bridge that sends none) */
+    /** the `load` id of the page's ready ("" before it, or from a target API that sends none) */
     this.loadId = "";
     /** why the page was stopped ("" while it runs) */
     this.stopped = "";

@@ -358,6 +358,46 @@ TEACHING_PROJECTILE: list[Cell] = [
     ),
     md(
         """
+        ## The same goal in one call: `seek`
+
+        `sim.seek("range", 50, vary="speed")` does what the loop above does, with a well-kept root
+        finder instead of our secant steps: scipy's `brentq` first brackets the answer between two
+        speeds whose ranges fall on either side of 50 m (here the ends of the manifest's 0-100 m/s),
+        then narrows the bracket, each try measured on the page. It stops once a try lands within 1%
+        of the goal (0.5 m), and `evaluations` lists every try.
+
+        Both methods read the same page. The secant loop is shorter to write and converges fast from
+        a good first guess, but nothing keeps it inside the allowed speeds, and two tries with the
+        same range would divide by zero. `brentq` never leaves its bracket, so it always ends: with
+        an answer, or with a clear "out of reach".
+        """
+    ),
+    code(
+        """
+        result = sim.seek("range", GOAL, vary="speed")
+        print(result.message)
+        for n, step in enumerate(result.evaluations, 1):
+            print(f"try {n}: {step['value']:6.3f} m/s -> {step['observable']:6.2f} m")
+        """
+    ),
+    md(
+        """
+        A goal the page cannot reach is refused with the reason, and the angle goes back where it
+        was. As far as possible is a goal too: with drag the best angle is below 45°.
+        """
+    ),
+    code(
+        """
+        far = sim.seek("range", 500, vary="angle")
+        print(far.error.code, "-", far.error.message)
+        print("angle is still", sim.values["launch.angle"], "°")
+
+        best = sim.seek("range", "max", vary="angle")
+        print(best.message)
+        """
+    ),
+    md(
+        """
         ## Every angle at once
 
         `sb.sweep` measures a whole grid of values on headless pages of the same target (in Chromium,
@@ -928,7 +968,7 @@ REAL_MODELS: list[Cell] = [
 
 
         agent = sb.Agent(sim, FunctionModel(revoked_key, model_name="pretend-gpt"), fallback=["offline"])
-        for event in agent.stream("set the size to 30"):
+        for event in agent.events("set the size to 30"):
             if event.kind == "fallback":
                 print(event)
             elif event.kind == "done":
@@ -1029,7 +1069,7 @@ ROBUSTNESS: list[Cell] = [
 
 
         agent = sb.Agent(sim, FunctionModel(flaky, model_name="flaky"), backoff=(0.1,))
-        for event in agent.stream("set the speed to 15"):
+        for event in agent.events("set the speed to 15"):
             if event.kind == "retry_wait":
                 print(event)
             elif event.kind == "tool_finished":

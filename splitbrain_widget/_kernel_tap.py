@@ -80,6 +80,25 @@ def in_main_thread() -> bool:
     return threading.current_thread() is thread
 
 
+def frontend_connected() -> bool:
+    """Whether a frontend that renders widgets is likely connected to this kernel.
+
+    True when a widget manager opened ipywidgets' control comm, or when the running cell came from
+    a notebook UI (JupyterLab and Notebook 7 put ``cellId`` in the execute request's metadata);
+    False under nbval, papermill or a script, which render nothing, so no call waits for a view there.
+    """
+    import ipywidgets
+
+    if ipywidgets.Widget._control_comm is not None:
+        return True
+    k = kernel()
+    try:
+        parent = k.get_parent() if k is not None else {}
+    except Exception:
+        return False
+    return bool((parent or {}).get("metadata", {}).get("cellId"))
+
+
 def call_on_main(fn: Callable[[], None]) -> None:
     """Run ``fn`` on the kernel's main loop when it is next free (at once outside a kernel)."""
     k = kernel()

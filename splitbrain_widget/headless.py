@@ -19,11 +19,14 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._later import LATER
 from .protocol import ErrorCode, RequestMessage
 from .widget import TargetWidget
+
+if TYPE_CHECKING:
+    from ._headless_engine import HeadlessPage
 
 log = logging.getLogger("splitbrain_widget.headless")
 
@@ -116,6 +119,11 @@ class HeadlessTarget(TargetWidget):
     def _headless_view_ids(self) -> set[str]:
         host: HeadlessHost | None = getattr(self, "_headless", None)  # None while TargetWidget.__init__ runs
         return {host.page.view_id} if host is not None else set()
+
+    @property
+    def can_advance(self) -> bool:
+        """Always: the page is headless, on a virtual clock."""
+        return True
 
     def advance(self, seconds: float, *, timeout: float | None = None) -> dict[str, Any]:
         """Run the page's clock ``seconds`` of simulated time forward; return the state it reports then."""
@@ -269,6 +277,28 @@ class HeadlessFallback:
                 "raise the timeout: the next call waits for the same page",
             )
         return None
+
+    def runs_calls(self) -> bool:
+        """Whether the widget's calls go to the page now (it is open and no notebook view is attached)."""
+        host = self.host
+        return host is not None and not self._notebook_views(host)
+
+    def page(self) -> HeadlessPage:
+        """The page the widget's calls go to, started if need be; raises where there is none."""
+        from ._headless_engine import HeadlessError
+
+        if self.host is None:
+            self.start()
+        host = self.host
+        if host is None:
+            raise HeadlessError(
+                "no_view", f"no headless page can start: {self._unavailable or 'the widget was closed'}"
+            )
+        if self._notebook_views(host):
+            raise HeadlessError(
+                "no_view", "a notebook view shows this widget: its page runs in real time, there is no clock to advance"
+            )
+        return host.page
 
     def close(self) -> None:
         """Close the page, if any, for good (the widget was closed)."""

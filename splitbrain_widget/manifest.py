@@ -167,7 +167,9 @@ class Observable(BaseModel):
     """A quantity the target reports in its state (for example ``range`` in m).
 
     ``depends_on`` names the parameters that move it (dotted paths, most influential first); the
-    manifest checks them against its parameters.
+    manifest checks them against its parameters. ``settles_in`` says how many simulated seconds
+    after a change it takes to show the change's effect (a flock's mean speed); a goal seeker lets
+    that much time pass before it reads it.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -175,6 +177,7 @@ class Observable(BaseModel):
     name: str
     unit: str | None = None
     depends_on: tuple[str, ...] = ()
+    settles_in: float | None = Field(default=None, gt=0, le=3600, strict=True)
     description: str | None = None
 
     @model_serializer(mode="wrap")

@@ -17,7 +17,7 @@ from pydantic_core import ErrorDetails
 from typing_extensions import TypedDict
 
 PROTOCOL_VERSION = 1  # the major version: a view announces it in `attached`, the kernel compares only it
-PROTOCOL_MINOR = 2  # the compatible additions within the major version this translation knows
+PROTOCOL_MINOR = 3  # the compatible additions within the major version this translation knows
 MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB of JSON from a view, whatever it carries
 MAX_ERROR_TEXT = 500
 MAX_ID = 200  # characters of a request, view or approval id from a view
@@ -36,6 +36,8 @@ ErrorCode = Literal[
     "truncated_call",
     "loop_blocked",
     "denied",
+    "goal_unreachable",
+    "not_measured",
     "internal_error",
 ]
 ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
@@ -80,6 +82,16 @@ class ToolStartedEvent(TypedDict):
     name: str
     arguments: dict[str, Any]
     label: NotRequired[str]  # the arguments as the chip shows them ("speed = 12"), from the tool's definition
+
+
+class ToolProgressEvent(TypedDict):
+    """A running call says how far it got (a seek's latest try); the chip shows ``label``."""
+
+    kind: Literal["tool_progress"]
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    label: str
 
 
 class ToolFinishedEvent(TypedDict):
@@ -129,7 +141,14 @@ class ControlErrorEvent(TypedDict):
 
 
 ChatEvent = Annotated[
-    TextEvent | ToolStartedEvent | ToolFinishedEvent | RetryWaitEvent | FallbackEvent | BusyEvent | ControlErrorEvent,
+    TextEvent
+    | ToolStartedEvent
+    | ToolProgressEvent
+    | ToolFinishedEvent
+    | RetryWaitEvent
+    | FallbackEvent
+    | BusyEvent
+    | ControlErrorEvent,
     Field(discriminator="kind"),
 ]
 
@@ -505,7 +524,8 @@ class ToolResult(BaseModel):
     saying why (``no_view``, ``protocol_mismatch``, ``not_ready``, ``timeout``); the kernel holds the
     values and every page that becomes ready gets them. ``error`` says what went wrong, ``changed``
     holds the values a set or reset changed (with units), ``values`` the current values where a call
-    reads them, ``state`` the state the target reported, and ``views_applied`` how many views confirmed.
+    reads them, ``state`` the state the target reported, ``views_applied`` how many views confirmed,
+    and ``evaluations`` (``seek`` only) every value tried with the observable the page reported there.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -523,6 +543,8 @@ class ToolResult(BaseModel):
     applied: bool | None = None
     kept: bool = False
     views_applied: int = 0
+    # seek: every try in order, {"value": x, "observable": y} (y None where the page reported none)
+    evaluations: list[dict[str, Any]] | None = Field(default=None, exclude_if=lambda v: v is None)
     answered_by: str | None = Field(default=None, exclude=True)  # the view whose reply won (audit only)
 
     @classmethod

@@ -77,8 +77,8 @@ class Target:
 
     @property
     def html(self) -> str:
-        """The page with its Content-Security-Policy and the bridge script injected first."""
-        return inject_bridge(self.page_html, csp=self.manifest.csp)
+        """The page with its Content-Security-Policy and the target API script injected first."""
+        return inject_target_api(self.page_html, csp=self.manifest.csp)
 
     def headless_html(self, seed: int = 0, fps: float | None = None) -> str:
         """:attr:`html` plus the virtual clock (time stands still until advanced, Math.random seeded)."""
@@ -151,20 +151,20 @@ def load_target(id_or_path: str | Path, *dirs: str | Path) -> Target:
     return info.load()
 
 
-def inject_bridge(page_html: str, csp: str | None = None, clock_seed: int | None = None) -> str:
-    """Put the CSP meta tag, a base URL and the bridge script at the very start of the page's head.
+def inject_target_api(page_html: str, csp: str | None = None, clock_seed: int | None = None) -> str:
+    """Put the CSP meta tag, a base URL and the target API script at the very start of the page's head.
 
     ``<base href="about:blank">``: a srcdoc page would otherwise inherit the notebook page's URL as
     its ``document.baseURI`` (the server and the notebook's path); a self-contained page resolves
     no relative URL anyway. With ``clock_seed`` (headless pages only) the virtual clock goes around
-    the bridge (see :func:`inject_clock`); without it the output is what it always was.
+    the target API (see :func:`inject_clock`); without it the output is what it always was.
     """
     policy = (csp or DEFAULT_CSP).replace('"', "&quot;")
-    bridge = f"<script>{bridge_script()}</script>"
+    api = f"<script>{target_api_script()}</script>"
     if clock_seed is not None:
         before, after = _clock_tags(clock_seed)
-        bridge = before + bridge + after
-    head = f'<meta http-equiv="Content-Security-Policy" content="{policy}"><base href="about:blank">{bridge}'
+        api = before + api + after
+    head = f'<meta http-equiv="Content-Security-Policy" content="{policy}"><base href="about:blank">{api}'
     match = re.search(r"<head\b[^>]*>", page_html, re.IGNORECASE) or re.search(
         r"<html\b[^>]*>", page_html, re.IGNORECASE
     )
@@ -176,32 +176,32 @@ def inject_bridge(page_html: str, csp: str | None = None, clock_seed: int | None
 
 
 @cache
-def bridge_script() -> str:
-    """The built bridge (``static/bridge.js``), safe to inline in a ``<script>`` element."""
-    return (_STATIC / "bridge.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
+def target_api_script() -> str:
+    """The built target API (``static/target_api.js``), safe to inline in a ``<script>`` element."""
+    return (_STATIC / "target_api.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
 
 
 def inject_clock(html: str, seed: int = 0, fps: float | None = None) -> str:
-    """Add the virtual clock to a page that already holds the bridge (:attr:`Target.html`).
+    """Add the virtual clock to a page that already holds the target API (:attr:`Target.html`).
 
     ``fps``: animation frames per virtual second (60, a display's rate, when None). Fewer frames
     draw less; the built-in targets step their physics at a fixed rate and simulate at most 0.1 s
     per frame, so from 10 fps up their results do not change.
 
-    The clock goes right before the bridge, so that its message listener runs first (listeners on
+    The clock goes right before the target API, so that its message listener runs first (listeners on
     ``window`` run in the order they were added) and can hold what follows an ``advance``. A line
-    after the bridge seeds ``Math.random``: the bridge draws its per-load id from it, which must
+    after the target API seeds ``Math.random``: the target API draws its per-load id from it, which must
     differ between loads. A page that already has a clock is returned unchanged.
     """
     if f"<script {CLOCK_ATTR}" in html:
         return html
-    bridge = f"<script>{bridge_script()}</script>"
-    at = html.find(bridge)
+    api = f"<script>{target_api_script()}</script>"
+    at = html.find(api)
     if at < 0:
-        raise ValueError("the page holds no splitbrain bridge: pass a target's html (registry.Target.html)")
+        raise ValueError("the page holds no splitbrain target API: pass a target's html (registry.Target.html)")
     before, after = _clock_tags(seed, fps)
-    end = at + len(bridge)
-    return html[:at] + before + bridge + after + html[end:]
+    end = at + len(api)
+    return html[:at] + before + api + after + html[end:]
 
 
 @cache
@@ -211,7 +211,7 @@ def clock_script() -> str:
 
 
 def _clock_tags(seed: int, fps: float | None = None) -> tuple[str, str]:
-    """The clock's script (its settings in its own element's data: no page global) and the line after the bridge."""
+    """The clock's script (its settings in its own element's data: no page global) and the line after the target API."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"the clock seed must be an int, got {type(seed).__name__}")
     settings = f'data-seed="{seed & 0xFFFFFFFF}"'

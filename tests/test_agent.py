@@ -296,7 +296,7 @@ def test_compaction_keeps_the_last_three_user_turns() -> None:
 
 def test_events_report_tool_calls_and_text(sim: sb.TargetWidget) -> None:
     agent = Agent(sim)  # the offline planner
-    kinds = [e.kind for e in agent.stream("set the speed to 12")]
+    kinds = [e.kind for e in agent.events("set the speed to 12")]
     assert kinds[:2] == ["tool_started", "tool_finished"] and kinds[-1] == "done" and "text" in kinds
     events = list(Agent(sim).stream("speed 13"))
     started = [e for e in events if isinstance(e, ToolCallStarted)]
@@ -312,11 +312,11 @@ def test_each_tool_is_defined_once_and_everything_is_derived_from_the_table(sim:
     names = [t.name for t in TOOLS]
     assert len(names) == len(set(names))
     assert [s.name for s in tool_specs(sim.schema, ["demo"])] == names
-    assert {"get_parameters", "get_state", "list_targets", "read_stored_result"} == READ_ONLY_TOOLS
-    assert {t.name for t in TOOLS if t.needs_approval} == {"set_parameters", "reset", "select_target"}
+    assert {"get_parameters", "fetch_state", "list_targets", "read_stored_result"} == READ_ONLY_TOOLS
+    assert {t.name for t in TOOLS if t.needs_approval} == {"set_parameters", "reset", "select_target", "seek"}
     assert call_label("set_parameters", {"values": {"s.speed": 12, "d.color": "red"}}) == 'speed = 12, color = "red"'
     assert call_label("select_target", {"target": "pendulum"}) == "pendulum"
-    assert call_label("get_state", {}) == "" and call_label("no_such_tool", {"x": 1}) == ""
+    assert call_label("fetch_state", {}) == "" and call_label("no_such_tool", {"x": 1}) == ""
 
 
 def test_the_default_model_is_offline_even_with_a_key_in_the_environment(
@@ -350,3 +350,14 @@ def test_importing_the_package_does_not_import_pydantic_ai() -> None:
 def test_aask_runs_in_an_event_loop(sim: sb.TargetWidget) -> None:
     result = asyncio.run(Agent(sim).aask("set the speed to 14"))
     assert sim.values["settings.speed"] == 14 and "Offline planner" in result.text
+
+
+def test_the_names_of_0_1_are_aliases_of_the_one_name_each_concept_has() -> None:
+    # a tool's name is its method's; "stream" is the widget's value coalescing alone
+    assert sb.TargetWidget.available_targets is sb.TargetWidget.list_targets
+    assert sb.TargetWidget.aavailable_targets is sb.TargetWidget.alist_targets
+    assert Agent.stream is Agent.events and Agent.astream is Agent.aevents
+    from splitbrain_widget.agent._tools import BY_NAME
+
+    for name in BY_NAME:
+        assert name == "read_stored_result" or hasattr(sb.TargetWidget, name), name

@@ -68,15 +68,15 @@ def test_same_failing_call_is_blocked_after_the_allowed_repeats() -> None:
 def test_no_progress_streak() -> None:
     detector = LoopDetector(LoopLimits(no_progress_repeats=2))
     for _ in range(2):
-        assert detector.check("get_state", {}).allowed
-        detector.record("get_state", {}, ok=True, result={"x": 1})
-    verdict = detector.check("get_state", {})
+        assert detector.check("fetch_state", {}).allowed
+        detector.record("fetch_state", {}, ok=True, result={"x": 1})
+    verdict = detector.check("fetch_state", {})
     assert not verdict.allowed and verdict.message.startswith(BLOCKED_PREFIX)
     assert "already done 2 times with the same result" in verdict.message
-    detector.record("get_state", {}, ok=True, result={"x": 2})  # the page moved on: progress
-    assert detector.check("get_state", {}).allowed  # the streak starts again from this new result
-    detector.record("get_state", {}, ok=True, result={"x": 2})
-    assert not detector.check("get_state", {}).allowed  # ... and blocks once the new result repeats
+    detector.record("fetch_state", {}, ok=True, result={"x": 2})  # the page moved on: progress
+    assert detector.check("fetch_state", {}).allowed  # the streak starts again from this new result
+    detector.record("fetch_state", {}, ok=True, result={"x": 2})
+    assert not detector.check("fetch_state", {}).allowed  # ... and blocks once the new result repeats
     assert detector.blocked == 2
 
 

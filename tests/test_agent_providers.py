@@ -174,7 +174,7 @@ def test_tool_round(fake, sim, provider, stream):
     assert "settings.speed" in system and "m/s" in system
     speed = server.tools(0)["set_parameters"]["properties"]["values"]["properties"]["settings.speed"]
     assert speed["type"] == "number" and speed["maximum"] == 50
-    assert {"get_state", "get_parameters", "reset", "list_targets", "select_target"} <= set(server.tools(0))
+    assert {"fetch_state", "get_parameters", "reset", "list_targets", "select_target"} <= set(server.tools(0))
     (told,) = server.tool_results(1)
     assert "settings.speed" in told and "m/s" in told
     assert server.unscripted == 0

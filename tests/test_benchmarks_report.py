@@ -33,7 +33,7 @@ LEGACY: dict[str, Any] = {
     "memory_per_widget_kib": 64.8,
     "memory_per_1000_audit_entries_kib": 391.7,
     "note": "no view attached",
-    "js_bytes": {"bridge.js": 3956, "widget.js": 37916},
+    "js_bytes": {"target_api.js": 3956, "widget.js": 37916},
     "roundtrip_scripted_ms": {"median": 0.97, "p95": 1.096, "p99": 1.285, "mean": 0.978, "n": 500},
     "agent_requests_ratio": 5.0,
     "agent_prompt_tokens_ratio": 6.2,
@@ -88,7 +88,7 @@ COSTS = {
     "memory_per_widget_kib": 70.0,
     "memory_per_1000_audit_entries_kib": 400.0,
     "note": "no view attached",
-    "js_bytes": {"bridge.js": 4000, "widget.js": 38000},
+    "js_bytes": {"target_api.js": 4000, "widget.js": 38000},
 }
 README = f"""# project
 

@@ -217,3 +217,25 @@ def test_stream_refuses_bad_values_at_once() -> None:
     sim = sb.TargetWidget("demo", targets_dir=FIXTURES)
     with pytest.raises(sb.ParameterError, match="above the maximum"):
         sim.stream({"speed": 1000})
+
+
+@pytest.mark.parametrize(
+    ("policies", "tool", "paths", "expected"),
+    [
+        ({"seek": "deny", "launch.speed": "auto"}, "seek", ["launch.speed"], ("deny", ["seek"])),  # the tool's own
+        ({"launch.speed": "deny"}, "seek", ["launch.speed"], ("deny", ["launch.speed"])),  # the path's
+        ({"set_parameters": "ask"}, "set_parameters", ["a.speed"], ("ask", ["set_parameters"])),
+        ({"speed": "ask", "seek": "deny"}, "seek", ["a.speed"], ("deny", ["seek"])),  # the strictest wins
+        ({"seek": "ask", "speed": "deny"}, "seek", ["a.speed"], ("deny", ["a.speed"])),
+        ({"*": "ask"}, "seek", ["a.speed"], ("ask", ["a.speed"])),
+        ({"*": "ask", "speed": "auto"}, "set_parameters", ["a.speed"], ("auto", [])),
+        ({"reset": "deny"}, "reset", [], ("deny", ["reset"])),
+        ({}, "select_target", [], ("auto", [])),
+    ],
+)
+def test_the_approval_policy_of_a_call_is_the_strictest_that_applies(
+    policies: dict[str, str], tool: str, paths: list[str], expected: tuple[str, list[str]]
+) -> None:
+    from splitbrain_widget._chat import policy_for
+
+    assert policy_for(policies, tool, paths) == expected

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import splitbrain_widget as sb
-import splitbrain_widget.widget as widget_module
+import splitbrain_widget._operations as operations_module
 from splitbrain_widget._pacing import Pacer
 
 from .fake_view import FakeView, wait_for
@@ -24,8 +24,8 @@ def stalled_pacer(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     at once, and the bucket refills too slowly to matter."""
     release = threading.Event()
     pacer = Pacer(per_second=0.01, burst=10, in_flight=1000, thread_init=lambda: release.wait(60))
-    monkeypatch.setattr(widget_module, "PACER", pacer)
-    monkeypatch.setattr(widget_module, "_calls_reach_iopub", lambda: True)  # as in a kernel
+    monkeypatch.setattr(operations_module, "PACER", pacer)
+    monkeypatch.setattr(operations_module, "_calls_reach_iopub", lambda: True)  # as in a kernel
     yield release
     release.set()
 
@@ -34,7 +34,7 @@ def test_outside_a_kernel_calls_are_not_held_to_the_iopub_rate(
     stalled_pacer: threading.Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A script or a Dask worker has no notebook server to protect: only the in-flight window counts."""
-    monkeypatch.setattr(widget_module, "_calls_reach_iopub", lambda: False)
+    monkeypatch.setattr(operations_module, "_calls_reach_iopub", lambda: False)
     sim = sb.TargetWidget("demo", targets_dir=FIXTURES)
     view = FakeView(sim)
 
@@ -69,7 +69,7 @@ def test_queued_calls_end_by_their_deadline_when_the_sender_stalls(stalled_pacer
     assert sim.values["settings.count"] == 5 == view.values["settings.count"]
     assert len(view.requests) == 5
     # The widget stays usable: once the sender runs again, calls go through.
-    widget_module.PACER.rate = 1000.0  # tokens again (the stalled test ran on an empty bucket)
+    operations_module.PACER.rate = 1000.0  # tokens again (the stalled test ran on an empty bucket)
     stalled_pacer.set()
     later = sim.set_parameter("count", 7, timeout=5)
     assert later.ok and view.values["settings.count"] == 7
@@ -163,7 +163,7 @@ def test_a_blocking_call_does_not_wait_behind_async_calls_its_own_thread_holds_u
     sim.expect_view(30)
 
     def attach_once_in_line() -> None:
-        wait_for(lambda: bool(sim._waiting_for_view), "the async call in line")
+        wait_for(lambda: bool(sim._line.waiting), "the async call in line")
         FakeView(sim)
 
     async def cell() -> tuple[sb.ToolResult, sb.ToolResult]:

@@ -77,8 +77,10 @@ def request(request_id: str, op: str = "apply", values: dict[str, Any] | None = 
 
 
 def fixture_page(script: str) -> str:
-    """A test target: ``script`` in a page, with the bridge injected (the clock is the engine's job)."""
-    return registry.inject_bridge(f"<!doctype html><html><head></head><body><script>{script}</script></body></html>")
+    """A test target: ``script`` in a page, with the target API injected (the clock is the engine's job)."""
+    return registry.inject_target_api(
+        f"<!doctype html><html><head></head><body><script>{script}</script></body></html>"
+    )
 
 
 Opened = tuple[HeadlessPage, Inbox]
@@ -138,20 +140,20 @@ def test_a_wrong_chromium_path_names_the_variable(monkeypatch: pytest.MonkeyPatc
 
 def test_clock_injection_leaves_the_normal_page_alone() -> None:
     page = "<!doctype html><html><head><title>t</title></head><body><script>1</script></body></html>"
-    plain = registry.inject_bridge(page)
+    plain = registry.inject_target_api(page)
     assert registry.CLOCK_ATTR not in plain
-    assert registry.inject_bridge(page, clock_seed=None) == plain
-    headless = registry.inject_bridge(page, clock_seed=7)
+    assert registry.inject_target_api(page, clock_seed=None) == plain
+    headless = registry.inject_target_api(page, clock_seed=7)
     assert headless == registry.inject_clock(plain, 7)
     assert registry.inject_clock(headless, 8) == headless, "never injected twice"
-    clock, bridge = headless.index(f"<script {registry.CLOCK_ATTR} "), headless.index(registry.bridge_script())
+    clock, api = headless.index(f"<script {registry.CLOCK_ATTR} "), headless.index(registry.target_api_script())
     seeding = headless.index(f"<script {registry.CLOCK_ATTR}-random>")
-    assert clock < bridge < seeding < headless.index("<script>1</script>")
+    assert clock < api < seeding < headless.index("<script>1</script>")
     assert 'data-seed="7"' in headless
-    with pytest.raises(ValueError, match="no splitbrain bridge"):
+    with pytest.raises(ValueError, match="no splitbrain target API"):
         registry.inject_clock(page)
     with pytest.raises(TypeError):
-        registry.inject_bridge(page, clock_seed="7")  # type: ignore[arg-type]
+        registry.inject_target_api(page, clock_seed="7")  # type: ignore[arg-type]
     assert 'data-fps="10.0"' in registry.inject_clock(plain, 0, fps=10)
     with pytest.raises(ValueError, match="fps"):
         registry.inject_clock(plain, 0, fps=0)
@@ -233,7 +235,7 @@ SIBLING = """(nonce) => new Promise((resolve) => {
 def test_forged_messages_from_a_sibling_frame_or_the_host_page_are_ignored(open_page: Callable[..., Opened]) -> None:
     page, inbox = open_page(fixture_page(HOLDING))
     inbox.event("ready")
-    # Answered only after 500 virtual ms: the bridge runs nothing else before that.
+    # Answered only after 500 virtual ms: the target API runs nothing else before that.
     page.send(request("held", values={"x": 1, "hold": True}))
     nonce = page._host_evaluate("splitbrainHost.inspect().nonce")
     assert isinstance(nonce, str) and len(nonce) == 32

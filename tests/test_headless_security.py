@@ -101,7 +101,7 @@ def hostile_dir(tmp_path: Path, web_server: RequestLog) -> Path:
 
 
 def page_html(target_id: str, folder: Path) -> str:
-    """The target as a view gets it: the bridge and the manifest's CSP injected by the registry."""
+    """The target as a view gets it: the target API and the manifest's CSP injected by the registry."""
     return registry.load_target(target_id, folder).html
 
 
@@ -313,7 +313,7 @@ def test_forged_replies_need_the_frame_and_its_nonce_even_with_the_nonce_stolen(
     wait_for(lambda: page._frame_evaluate("document.body.dataset.pendingId") == "held", timeout=30, what="the hold")
     nonce = page._host_evaluate("splitbrainHost.inspect().nonce")
     page._host_evaluate(f"({COUNT_FORGERIES})({json.dumps(nonce)})")
-    assert page._host_evaluate(f"({ADD_SIBLING})({json.dumps(registry.inject_bridge(HOSTILE_HTML))})") is True
+    assert page._host_evaluate(f"({ADD_SIBLING})({json.dumps(registry.inject_target_api(HOSTILE_HTML))})") is True
     assert page._frame_evaluate(f"window.arm({{nonces: [{json.dumps(nonce)}], ids: ['held']}})", "hostile-sibling") > 0
     page._frame_evaluate(FORGE_WITHOUT_NONCE)
     # Every forgery was delivered to the host page (the sibling keeps posting every 15 ms) ...

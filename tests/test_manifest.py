@@ -494,3 +494,11 @@ def test_derived_fields_cannot_be_passed_in(entry: str) -> None:
     with pytest.raises(ValidationError) as info:
         ENTRY_POINTS[entry](_with("data.settings.speed.path", "display.speed"))
     assert [e["loc"] for e in info.value.errors()] == [("data", "settings", "speed", "path")]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 3601, "10", True])
+def test_settles_in_is_a_positive_number_of_seconds(bad: Any) -> None:
+    assert Manifest.from_dict(_with("observables.range.settles_in", 10, DEPENDS)).observables["range"].settles_in == 10
+    with pytest.raises(ManifestError) as info:
+        Manifest.from_dict(_with("observables.range.settles_in", bad, DEPENDS), source="settle.json")
+    assert "settle.json" in str(info.value) and "observables.range.settles_in" in str(info.value)

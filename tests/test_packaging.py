@@ -33,7 +33,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_holds_targets_and_built_js(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "splitbrain_widget/static/widget.js" in names
-    assert "splitbrain_widget/static/bridge.js" in names
+    assert "splitbrain_widget/static/target_api.js" in names
     assert "splitbrain_widget/targets/bouncer.html" in names
     assert "splitbrain_widget/targets/bouncer.json" in names
     assert not any(n.startswith("tests/") or "node_modules" in n for n in names)

@@ -26,19 +26,19 @@ def context(target: str) -> PlannerContext:
 @pytest.mark.parametrize(
     ("target", "request_text", "tool", "asked"),
     [
-        ("hopper", "how high did it get?", "get_state", "apex"),
-        ("hopper", "how high did it go", "get_state", "apex"),
-        ("hopper", "how long was it in the air?", "get_state", "airtime"),
-        ("hopper", "how long did it fly", "get_state", "airtime"),
-        ("hopper", "how far did it go?", "get_state", "downrange"),
-        ("hopper", "how fast did it fly", "get_state", "top_speed"),
-        ("hopper", "how many heaps are there?", "get_state", "heaps"),
+        ("hopper", "how high did it get?", "fetch_state", "apex"),
+        ("hopper", "how high did it go", "fetch_state", "apex"),
+        ("hopper", "how long was it in the air?", "fetch_state", "airtime"),
+        ("hopper", "how long did it fly", "fetch_state", "airtime"),
+        ("hopper", "how far did it go?", "fetch_state", "downrange"),
+        ("hopper", "how fast did it fly", "fetch_state", "top_speed"),
+        ("hopper", "how many heaps are there?", "fetch_state", "heaps"),
         ("hopper", "how many pieces", "get_parameters", "debris.pieces"),  # named: the parameter
         ("hopper", "how long does the engine burn", "get_parameters", "launch.burn"),
-        ("projectile", "how high did it get?", "get_state", "max_height"),
-        ("projectile", "how long did it fly", "get_state", "flight_time"),
-        ("projectile", "how far did it go?", "get_state", "range"),
-        ("boids", "how fast are they?", "get_state", "mean_speed"),  # measured beats the cap
+        ("projectile", "how high did it get?", "fetch_state", "max_height"),
+        ("projectile", "how long did it fly", "fetch_state", "flight_time"),
+        ("projectile", "how far did it go?", "fetch_state", "range"),
+        ("boids", "how fast are they?", "fetch_state", "mean_speed"),  # measured beats the cap
         ("bouncer", "how fast is it?", "get_parameters", "settings.speed"),  # nothing measured: the setting
     ],
 )

@@ -223,20 +223,21 @@ class _StubWidget:
 def test_what_the_chat_controller_sends_matches_the_schema() -> None:
     """Every agent event, a busy notice, a failed control and an approval, through the real controller."""
     from splitbrain_widget._chat import ChatController
-    from splitbrain_widget.agent._events import Done, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallStarted
+    from splitbrain_widget.agent import _events as ev
 
     sim = _StubWidget()
     controller = ChatController(sim)  # type: ignore[arg-type]
     arguments = {"values": {"settings.speed": 12}}
     finished = ToolResult(ok=True, op="set_parameters", applied=True, views_applied=1).for_model()
     for event in [
-        TextDelta("Setting the speed."),
-        ToolCallStarted("c1", "set_parameters", arguments),
-        ToolCallFinished("c1", "set_parameters", arguments, finished, True),
-        RetryWait(2.5, "Retry-After", 1, "openai:gpt-4o-mini", 429),
-        RetryWait(4.0, "backoff", 2, "openai:gpt-4o-mini", None),
-        Fallback("openai:gpt-4o-mini", "offline", "HTTP 503"),
-        Done(result=None),
+        ev.TextDelta("Setting the speed."),
+        ev.ToolCallStarted("c1", "set_parameters", arguments),
+        ev.ToolCallProgress("c2", "seek", {"observable": "range", "goal": 50}, "range → 50: try 1, 20 → 40.8"),
+        ev.ToolCallFinished("c1", "set_parameters", arguments, finished, True),
+        ev.RetryWait(2.5, "Retry-After", 1, "openai:gpt-4o-mini", 429),
+        ev.RetryWait(4.0, "backoff", 2, "openai:gpt-4o-mini", None),
+        ev.Fallback("openai:gpt-4o-mini", "offline", "HTTP 503"),
+        ev.Done(result=None),
     ]:
         controller._on_event(event)
     release = threading.Event()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget.registry import DEFAULT_CSP, inject_bridge
+from splitbrain_widget.registry import DEFAULT_CSP, inject_target_api
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
 MANIFEST = {"id": "mine", "title": "Mine", "data": {"s": {"speed": {"type": "number", "value": 1}}}}
@@ -130,7 +130,7 @@ def test_the_bridge_and_csp_are_injected_before_the_pages_scripts() -> None:
 
 
 def test_injection_without_a_head() -> None:
-    assert inject_bridge("<p>hi</p>").startswith('<meta http-equiv="Content-Security-Policy"')
-    assert inject_bridge("<!DOCTYPE html><p>hi</p>").startswith("<!DOCTYPE html><meta")
-    assert "connect-src https://example.org" in inject_bridge("<p>", csp="connect-src https://example.org")
-    assert DEFAULT_CSP in inject_bridge("<p>")
+    assert inject_target_api("<p>hi</p>").startswith('<meta http-equiv="Content-Security-Policy"')
+    assert inject_target_api("<!DOCTYPE html><p>hi</p>").startswith("<!DOCTYPE html><meta")
+    assert "connect-src https://example.org" in inject_target_api("<p>", csp="connect-src https://example.org")
+    assert DEFAULT_CSP in inject_target_api("<p>")

@@ -416,7 +416,7 @@ describe("installClock on a window", () => {
     };
     win.requestAnimationFrame(tick);
     const seen = [];
-    // the bridge's listener comes after the clock's, as in a page
+    // the target API's listener comes after the clock's, as in a page
     win.addEventListener("message", (event) => seen.push([event.data.type, win.performance.now(), frames]));
     advance(500);
     deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s1" });
@@ -533,7 +533,7 @@ describe("installClock on a window", () => {
     const log = [];
     win.requestAnimationFrame(() => {}); // the first advance has a callback: what follows waits behind it
     win.setTimeout(() => log.push(`timer at ${win.performance.now()}`), 150);
-    // a bridge-like listener: answers a state request in a promise job
+    // a target-API-like listener: answers a state request in a promise job
     win.addEventListener("message", (event) => {
       if (event.data.type === "state") void Promise.resolve().then(() => log.push(`state at ${win.performance.now()}`));
     });

@@ -1,9 +1,9 @@
-// Random messages (seeded, reproducible) thrown at the view's relay and at the bridge:
+// Random messages (seeded, reproducible) thrown at the view's relay and at the target API:
 // nothing throws, nothing forged reaches the kernel or the target's handlers, memory stays bounded.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { installBridge } from "../bridge.js";
+import { installTargetApi } from "../target_api.js";
 import { Relay } from "../relay.js";
 
 /** A small seeded PRNG (mulberry32), so a failure can be replayed from its seed. */
@@ -64,12 +64,12 @@ test("the relay survives random kernel messages and keeps its queue bounded to r
   assert.ok(relay.seen.size <= 20000, "the seen-id set is bounded");
 });
 
-test("the bridge survives random parent messages; handlers see only well-formed ones", () => {
+test("the target API survives random parent messages; handlers see only well-formed ones", () => {
   const r = rng(11);
   const listeners = [];
   const parent = { postMessage: () => {} };
   const win = { name: "n".repeat(32), parent, addEventListener: (t, l) => t === "message" && listeners.push(l) };
-  const api = installBridge(win);
+  const api = installTargetApi(win);
   let applied = 0;
   api.onApply((values) => {
     assert.equal(typeof values, "object");

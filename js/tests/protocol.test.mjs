@@ -24,7 +24,7 @@ const NONCE = "0123456789abcdef0123456789abcdef";
 describe("constants", () => {
   test("match docs/protocol.md", () => {
     assert.equal(PROTOCOL_VERSION, 1);
-    assert.equal(protocol.PROTOCOL_MINOR, 2);
+    assert.equal(protocol.PROTOCOL_MINOR, 3);
     assert.equal(PARENT_SOURCE, "splitbrain-parent");
     assert.equal(TARGET_SOURCE, "splitbrain-target");
     assert.equal(MAX_ERROR_TEXT, 500);

@@ -4,7 +4,16 @@ Importing this package does not import pydantic-ai; creating an :class:`Agent` d
 """
 
 from ._agent import Agent, AgentResult, Usage
-from ._events import AgentEvent, Done, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallStarted
+from ._events import (
+    AgentEvent,
+    Done,
+    Fallback,
+    RetryWait,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallProgress,
+    ToolCallStarted,
+)
 from ._loops import LoopLimits
 from ._models import ModelSetupError
 
@@ -19,6 +28,7 @@ __all__ = [
     "RetryWait",
     "TextDelta",
     "ToolCallFinished",
+    "ToolCallProgress",
     "ToolCallStarted",
     "Usage",
 ]

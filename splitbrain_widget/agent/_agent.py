@@ -172,7 +172,7 @@ class Agent:
             raise outcome
         return outcome
 
-    def stream(self, text: str) -> Iterator[AgentEvent]:
+    def events(self, text: str) -> Iterator[AgentEvent]:
         """Run ``text`` and yield events as they happen (text deltas, tool calls, retry waits, fallback, done)."""
         events: queue.Queue[AgentEvent | BaseException | None] = queue.Queue()
 
@@ -184,7 +184,7 @@ class Agent:
             finally:
                 events.put(None)
 
-        threading.Thread(target=work, name="splitbrain-agent-stream", daemon=True).start()
+        threading.Thread(target=work, name="splitbrain-agent-events", daemon=True).start()
         while True:
             try:
                 item = events.get(timeout=JOIN_SLICE_S)
@@ -199,8 +199,8 @@ class Agent:
                 raise item
             yield item
 
-    async def astream(self, text: str) -> AsyncIterator[AgentEvent]:
-        """The async twin of :meth:`stream`."""
+    async def aevents(self, text: str) -> AsyncIterator[AgentEvent]:
+        """The async twin of :meth:`events`."""
         events: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
         task = asyncio.ensure_future(self.aask(text, on_event=events.put_nowait))
         task.add_done_callback(lambda _: events.put_nowait(None))
@@ -210,6 +210,10 @@ class Agent:
                 break
             yield item
         await task
+
+    # The names of 0.1, kept as aliases: "stream" is a widget's value coalescing (sim.stream).
+    stream = events
+    astream = aevents
 
     def cancel(self) -> None:
         """Stop the running answer; pending browser calls close as ``cancelled``."""

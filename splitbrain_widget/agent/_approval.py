@@ -12,18 +12,19 @@ from typing import TYPE_CHECKING, Any
 from .._chat import policy_for
 from ..manifest import ParameterError
 from ..protocol import ToolResult
+from ._tools import BY_NAME
 
 if TYPE_CHECKING:
     from ..widget import TargetWidget
 
 
 def touched_paths(sim: TargetWidget, tool: str, arguments: dict[str, Any]) -> list[str]:
-    """The parameter paths a call would change (names resolved through the manifest where they can be)."""
-    values = arguments.get("values") if tool == "set_parameters" else None
-    if not isinstance(values, dict):
-        return []
+    """The parameter paths a call would change, as its tool's definition names them (resolved
+    through the manifest where they can be)."""
+    spec = BY_NAME.get(tool)
+    names = spec.touches(sim.schema, arguments) if spec is not None and isinstance(arguments, dict) else []
     paths = []
-    for name in values:
+    for name in names:
         try:
             paths.append(sim.schema.resolve(name).path)
         except ParameterError:

@@ -1,4 +1,4 @@
-"""What an agent run reports while it works, for the chat panel and for ``agent.stream()``."""
+"""What an agent run reports while it works, for the chat panel and for ``agent.events()``."""
 
 from __future__ import annotations
 
@@ -21,6 +21,17 @@ class ToolCallStarted:
     arguments: dict[str, Any]
     label: str = ""  # the arguments in short, as the tool's definition renders them for the panel
     kind: str = "tool_started"
+
+
+@dataclass(frozen=True)
+class ToolCallProgress:
+    """A running call's news (a seek's latest try), as the panel's chip shows it."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    label: str
+    kind: str = "tool_progress"
 
 
 @dataclass(frozen=True)
@@ -64,4 +75,4 @@ class Done:
     kind: str = "done"
 
 
-AgentEvent = TextDelta | ToolCallStarted | ToolCallFinished | RetryWait | Fallback | Done
+AgentEvent = TextDelta | ToolCallStarted | ToolCallProgress | ToolCallFinished | RetryWait | Fallback | Done

@@ -3,9 +3,11 @@
 It maps plain requests onto the same tools a real model calls: set / increase / decrease / toggle /
 show / hide / reset / switch target / "what is X", numbers with units converted to the manifest's
 unit, relative changes ("faster", "double the gravity", "a bit less damping") and several changes
-in one sentence. What it cannot map it says so, listing what it can do; it never guesses: a wrong
-change is far worse than a refusal, so when the parameter, the value, the unit or the direction of
-a switch is not certain it refuses.
+in one sentence, and goals on an observable ("make it land at 50 m", "as far as possible by changing
+the angle": one ``seek`` call, read in :mod:`._goals`). What it cannot map it says so, listing what it
+can do; it never guesses: a wrong change is far worse than a refusal, so when the parameter, the
+value, the unit or the direction of a switch is not certain it refuses (or, for the parameter a goal
+should vary, asks).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..manifest import Manifest, Parameter
-from . import _units
+from . import _goals, _units
 
 LABEL = "Offline planner"
 
@@ -141,10 +143,15 @@ def plan(text: str, ctx: PlannerContext) -> Plan:
     values: dict[str, Any] = {}
     notes: list[str] = []
     failed: list[str] = []
-    for clause, clause_raw in _clauses(request, raw):
+    goals: list[_goals.Goal] = []
+    for clause, clause_raw in _goals.merge_vary(_clauses(request, raw)):
         if set(clause.split()) <= _GREETINGS:  # "ok, set the speed to 12"
             continue
-        outcome = _clause(clause, clause_raw, ctx, {**ctx.values, **values})
+        goal = _goals.read(clause, clause_raw, ctx)
+        if isinstance(goal, _goals.Goal):
+            goals.append(goal)
+            continue
+        outcome = goal if goal is not None else _clause(clause, clause_raw, ctx, {**ctx.values, **values})
         if isinstance(outcome, str):
             failed.append(outcome)
         elif outcome[0] in values and values[outcome[0]] != outcome[1]:
@@ -156,9 +163,24 @@ def plan(text: str, ctx: PlannerContext) -> Plan:
                 notes.append(note)
     if failed:
         return Plan(refusal=capabilities(ctx, " ".join(failed)))
+    if goals:
+        return _goal_plan(goals, values, notes, ctx)
     if not values:
         return Plan(refusal=capabilities(ctx, f'I could not map "{text.strip()}" to a change.'))
     return Plan(calls=[PlannedCall("set_parameters", {"values": values})], notes=notes)
+
+
+def _goal_plan(goals: list[_goals.Goal], values: dict[str, Any], notes: list[str], ctx: PlannerContext) -> Plan:
+    """The request's changes (one set_parameters call) first, then the one seek: the goal holds for them."""
+    if len(goals) > 1:
+        return Plan(refusal=capabilities(ctx, "I can reach one goal at a time; ask for them one by one."))
+    seek = _goals.resolve(goals[0], values, ctx)
+    if isinstance(seek, _goals.Ask):
+        return Plan(refusal=seek.text)
+    if isinstance(seek, str):
+        return Plan(refusal=capabilities(ctx, seek))
+    calls = [PlannedCall("set_parameters", {"values": values})] if values else []
+    return Plan(calls=[*calls, seek], notes=[*notes, *filter(None, [goals[0].note])], asked=[goals[0].observable])
 
 
 def capabilities(ctx: PlannerContext, reason: str) -> str:
@@ -169,8 +191,9 @@ def capabilities(ctx: PlannerContext, reason: str) -> str:
     return (
         f"{LABEL}: {reason} I only understand simple requests. I can set {params}; "
         'make relative changes ("faster", "double the size", "a bit less damping"); show, hide or toggle '
-        f'switches; reset; switch target ({targets}); and answer "what is <parameter>" '
-        f"(observables: {observables}). For free-form requests use a real model (Agent(sim, model=...))."
+        f'switches; reset; switch target ({targets}); answer "what is <parameter>" (observables: {observables}); '
+        'and reach a goal on an observable ("make the <observable> 50 m", "as far as possible by changing the '
+        '<parameter>"). For free-form requests use a real model (Agent(sim, model=...)).'
     )
 
 
@@ -401,7 +424,7 @@ _GOAL_WORDS = re.compile(r"\b(?:land|lands|landing|reach|hit|aim|away|range|so t
 def _by_unit(clause: str, manifest: Manifest, number: _Number | None) -> Parameter | None:
     """The one number parameter whose unit measures what the clause's unit measures ("launch from 10 m").
 
-    Not for goals ("land at 50 m"): reaching an observable takes a model that reads results back.
+    Not for goals ("land at 50 m"): a goal on an observable is a seek (:mod:`._goals`), never a set.
     """
     if _GOAL_WORDS.search(clause) or any(
         re.search(rf"\b{re.escape(o.lower())}\b", clause) for o in manifest.observables
@@ -638,14 +661,14 @@ def _question(request: str, ctx: PlannerContext) -> Plan | None:
             names.append(name)
     params = _find_params(subject, ctx.manifest)
     if names:
-        return Plan(calls=[PlannedCall("get_state", {})], asked=names + [p.path for p in params])
+        return Plan(calls=[PlannedCall("fetch_state", {})], asked=names + [p.path for p in params])
     if params:
         return Plan(calls=[PlannedCall("get_parameters", {})], asked=[p.path for p in params])
     how = re.match(r"how (fast|far|high|long|big|heavy|many)", request)
     if how:
         return _how(how.group(1), subject, ctx)
     if re.search(r"\b(?:state|happening|going on|status)\b", subject):
-        return Plan(calls=[PlannedCall("get_state", {})], asked=["*state"])
+        return Plan(calls=[PlannedCall("fetch_state", {})], asked=["*state"])
     return Plan(refusal=capabilities(ctx, f'I do not know what "{subject.strip()}" refers to.'))
 
 
@@ -660,8 +683,8 @@ def _how(how: str, subject: str, ctx: PlannerContext) -> Plan:
     dims = {_units.dimension(u) for u in units}
     about = set(_tokens(subject)) - {"it", "is", "the", "did", "get", "go", "are", "there", "they", "do", "does"}
     items: list[tuple[str, str, str | None, set[str], set[str], set[str], bool]] = [
-        ("get_state", n, o.unit, set(_tokens(n.lower().replace("_", " "))), set(_tokens((o.description or "").lower())),
-         set(), False)
+        ("fetch_state", n, o.unit, set(_tokens(n.lower().replace("_", " "))),
+         set(_tokens((o.description or "").lower())), set(), False)
         for n, o in ctx.manifest.observables.items()
     ]  # fmt: skip
     if not _OUTCOME.search(subject):
@@ -684,7 +707,7 @@ def _how(how: str, subject: str, ctx: PlannerContext) -> Plan:
             scored.append((score, tool, key, dim))
     top = [s for s in scored if s[0] == max((s[0] for s in scored), default=0)]
     if len(top) > 1 and len({s[3] for s in top}) == 1:  # one kind of measurement: what the page measured wins
-        measured = [s for s in top if s[1] == "get_state"]
+        measured = [s for s in top if s[1] == "fetch_state"]
         top = measured if len(measured) == 1 else top
     if len(top) == 1:
         _, tool, key, _ = top[0]
@@ -727,6 +750,9 @@ def summarise(plan_: Plan, results: Sequence[Mapping[str, Any]], ctx: PlannerCon
     """One short line saying what changed (or what was asked), from the tools' results."""
     parts: list[str] = []
     for call, result in zip(plan_.calls, results, strict=False):
+        if call.tool == "seek":
+            parts.append(_goals.summary(call, result, ctx))
+            continue
         error = result.get("error") or {}
         if not result.get("ok", False) and not (result.get("kept") and call.tool == "set_parameters"):
             hint = f" ({error['hint']})" if error.get("hint") else ""
@@ -749,7 +775,7 @@ def summarise(plan_: Plan, results: Sequence[Mapping[str, Any]], ctx: PlannerCon
             parts.append("targets: " + ", ".join(t["id"] for t in result.get("targets") or []))
         elif call.tool == "get_parameters":
             parts.append(_answer_parameters(plan_.asked, result, ctx))
-        elif call.tool == "get_state":
+        elif call.tool == "fetch_state":
             parts.append(_answer_state(plan_.asked, result, ctx))
     text = "; ".join(p for p in parts if p)
     if plan_.notes:

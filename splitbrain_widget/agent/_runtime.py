@@ -51,7 +51,7 @@ from pydantic_core import SchemaValidator, core_schema
 
 from ..protocol import ToolResult
 from . import _approval, _planner, _retry
-from ._events import AgentEvent, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallStarted
+from ._events import AgentEvent, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallProgress, ToolCallStarted
 from ._loops import LoopDetector, LoopLimits
 from ._models import ModelSetupError
 from ._tools import BY_NAME, ToolContext, call_label, execute, for_model, system_prompt, tool_specs
@@ -319,8 +319,13 @@ class BrowserToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> dict[str, Any]:
         state = self.state
+        call_id = ctx.tool_call_id or name
+
+        def progress(label: str) -> None:
+            state.emit(ToolCallProgress(call_id, name, tool_args, label))
+
         try:
-            outcome = await execute(ToolContext(state.sim, state.store), name, tool_args)
+            outcome = await execute(ToolContext(state.sim, state.store, progress), name, tool_args)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug of ours must reach the model as a result, not kill the run

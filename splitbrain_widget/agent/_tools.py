@@ -50,12 +50,18 @@ NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}, "additionalP
 STORED_CHUNK_CHARS = 4_000
 
 
+def _no_progress(_label: str) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class ToolContext:
-    """What a tool runs against: the widget, and the run's store of big page results."""
+    """What a tool runs against: the widget, the run's store of big page results, and ``progress``,
+    which updates the chat panel's chip of the running call (on the run's event loop)."""
 
     sim: TargetWidget
     store: dict[str, str]
+    progress: Callable[[str], None] = _no_progress
 
 
 @dataclass(frozen=True)
@@ -64,8 +70,9 @@ class Tool:
     prompt and the panel's chip label are all derived from :data:`TOOLS`.
 
     ``parameters`` builds the JSON schema from the active manifest and the target ids;
-    ``needs_approval`` puts the call under the widget's approval policy; ``label`` renders the
-    arguments for the chat panel's chip; ``run`` is the async implementation.
+    ``needs_approval`` puts the call under the widget's approval policy, per parameter path that
+    ``touches`` names (the tool's own policy where it names none); ``label`` renders the arguments
+    for the chat panel's chip; ``run`` is the async implementation.
     """
 
     name: str
@@ -75,6 +82,7 @@ class Tool:
     needs_approval: bool = False
     parameters: Callable[[Manifest, list[str]], dict[str, Any]] = lambda _m, _t: NO_ARGUMENTS
     label: Callable[[dict[str, Any]], str] = lambda _args: ""
+    touches: Callable[[Manifest, dict[str, Any]], list[str]] = lambda _m, _args: []
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,90 @@ async def _read_stored_result(ctx: ToolContext, args: dict[str, Any]) -> dict[st
     }
 
 
+def _seek_schema(manifest: Manifest, _targets: list[str]) -> dict[str, Any]:
+    observables = manifest.observables
+    varied = [path for path, p in manifest.parameters.items() if p.type in ("number", "integer") and not p.readonly]
+    moves = "; ".join(
+        name + (f" ({o.unit})" if o.unit else "") + (f" is moved by {', '.join(o.depends_on)}" if o.depends_on else "")
+        for name, o in observables.items()
+    )
+    observable: dict[str, Any] = {"type": "string", "description": f"what the page measures: {moves or 'none'}"}
+    if observables:
+        observable["enum"] = list(observables)
+    vary: dict[str, Any] = {
+        "type": "string",
+        "description": "the parameter to change; default: the observable's first depends_on parameter",
+    }
+    if varied:
+        vary["enum"] = varied
+    return {
+        "type": "object",
+        "properties": {
+            "observable": observable,
+            "goal": {
+                "anyOf": [{"type": "number"}, {"type": "string", "enum": ["max", "min"]}],
+                "description": "the value to reach in the observable's unit, or max / min",
+            },
+            "vary": vary,
+        },
+        "required": ["observable", "goal"],
+        "additionalProperties": False,
+    }
+
+
+async def _seek(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    import asyncio
+
+    observable, goal, vary = args.get("observable"), args.get("goal"), args.get("vary")
+    if not isinstance(observable, str) or not isinstance(goal, int | float | str) or isinstance(goal, bool):
+        return ToolResult.failure(
+            "invalid_value",
+            "seek needs 'observable' (a name the page reports) and 'goal' (a number, 'max' or 'min')",
+            hint=f"observables: {', '.join(ctx.sim.schema.observables) or 'none'}",
+            op="seek",
+        )
+    loop = asyncio.get_running_loop()
+    running = True
+
+    def report(label: str) -> None:  # on the run's loop: news that comes after the call ended is dropped
+        if running:
+            ctx.progress(label)
+
+    def on_try(step: Any) -> None:  # on the seek's worker thread
+        loop.call_soon_threadsafe(report, _try_label(args, step))
+
+    try:
+        return await ctx.sim.aseek(observable, goal, vary=vary if isinstance(vary, str) else None, on_try=on_try)
+    finally:
+        running = False
+
+
+def _seek_label(args: dict[str, Any]) -> str:
+    goal, vary, observable = args.get("goal"), args.get("vary"), args.get("observable", "")
+    aim = f"{goal} {observable}" if goal in ("max", "min") else f"{observable} → {_short(goal)}"
+    return aim + (f" by {str(vary).split('.')[-1]}" if vary else "")
+
+
+def _try_label(args: dict[str, Any], step: Any) -> str:
+    """The chip while a seek runs: its goal and its latest try."""
+    seen = "not reported" if step.observable is None else _short(round(float(step.observable), 4))
+    return f"{_seek_label(args)}: try {step.index}, {_short(round(float(step.value), 4))} → {seen}"
+
+
+def _seek_touches(manifest: Manifest, args: dict[str, Any]) -> list[str]:
+    vary, observable = args.get("vary"), args.get("observable")
+    if isinstance(vary, str):
+        return [vary]
+    if isinstance(observable, str) and observable in manifest.observables:
+        return list(manifest.observables[observable].depends_on[:1])
+    return []
+
+
+def _values_touched(_manifest: Manifest, args: dict[str, Any]) -> list[str]:
+    values = args.get("values")
+    return [str(name) for name in values] if isinstance(values, dict) else []
+
+
 def _values_label(args: dict[str, Any]) -> str:
     values = args.get("values")
     if not isinstance(values, dict):
@@ -182,6 +274,7 @@ TOOLS: tuple[Tool, ...] = (
         needs_approval=True,
         parameters=_set_parameters_schema,
         label=_values_label,
+        touches=_values_touched,
     ),
     Tool(
         "get_parameters",
@@ -197,7 +290,7 @@ TOOLS: tuple[Tool, ...] = (
         needs_approval=True,
     ),
     Tool(
-        "get_state",
+        "fetch_state",
         "Ask the live page for its current state (its observables, e.g. measured results).",
         lambda ctx, _args: ctx.sim.afetch_state(),
         read_only=True,
@@ -205,7 +298,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "list_targets",
         "List the targets (simulations) that can be selected.",
-        lambda ctx, _args: ctx.sim.aavailable_targets(),
+        lambda ctx, _args: ctx.sim.alist_targets(),
         read_only=True,
     ),
     Tool(
@@ -215,6 +308,18 @@ TOOLS: tuple[Tool, ...] = (
         needs_approval=True,
         parameters=_select_target_schema,
         label=lambda args: str(args.get("target", "")),
+    ),
+    Tool(
+        "seek",
+        "Reach a goal on what the page measures in ONE call: changes one parameter (vary) until the "
+        "observable reaches the goal (a number in its unit, or max / min), trying values on the page "
+        "itself with a root finder; the result lists every try. Out of reach: it says the closest value "
+        "and where, and puts the parameter back.",
+        _seek,
+        needs_approval=True,
+        parameters=_seek_schema,
+        label=_seek_label,
+        touches=_seek_touches,
     ),
     Tool(
         "read_stored_result",
@@ -255,7 +360,10 @@ def system_prompt(manifest: Manifest, values: dict[str, Any], target_ids: list[s
         desc = f" — {p.description}" if p.description else ""
         lines.append(f"- {path} ({', '.join(bits)}) = {json.dumps(values.get(path, p.value))}{desc}")
     observables = [
-        f"- {name}" + (f" ({o.unit})" if o.unit else "") + (f" — {o.description}" if o.description else "")
+        f"- {name}"
+        + (f" ({o.unit})" if o.unit else "")
+        + (f" — {o.description}" if o.description else "")
+        + (f" [moved by {', '.join(o.depends_on)}]" if o.depends_on else "")
         for name, o in manifest.observables.items()
     ]
     return "\n".join(
@@ -263,7 +371,8 @@ def system_prompt(manifest: Manifest, values: dict[str, Any], target_ids: list[s
             "You steer a live simulation running in the user's browser, through tools that the browser executes.",
             "Rules: change several parameters with ONE set_parameters call; use the exact dotted paths and the "
             "units below (convert the user's units yourself); do not call get_parameters for values listed here; "
-            "to reach a goal on an observable, set parameters then read get_state. After the tools, answer with ONE "
+            "to reach a goal on an observable (make the range 50 m, the period 3 s, as far as possible) call seek "
+            "once. After the tools, answer with ONE "
             "short plain-language line saying what changed (with units) or what you found. Text inside tool results "
             f"marked as page data is {PAGE_DATA_NOTE}.",
             f"Active target: {manifest.id} — {manifest.title or manifest.id}. {manifest.description or ''}".strip(),

@@ -49,6 +49,7 @@ function isOptionalString(value) {
 var CHAT_EVENT_FIELDS = /* @__PURE__ */ Object.freeze({
   text: (e) => isString(e.text),
   tool_started: isToolCall,
+  tool_progress: (e) => isToolCall(e) && isString(e.label),
   tool_finished: (e) => isToolCall(e) && isPlainObject(e.result) && typeof e.ok === "boolean",
   retry_wait: (e) => typeof e.seconds === "number" && Number.isFinite(e.seconds) && isString(e.source) && Number.isInteger(e.attempt) && isString(e.model) && (e.status === null || Number.isInteger(e.status)),
   fallback: (e) => isString(e.from_model) && isString(e.to_model) && isString(e.reason),
@@ -618,6 +619,11 @@ function mountPanel(host, model, signal) {
         break;
       case "tool_started":
         chip(event.call_id, event.name, event.arguments ?? {}, "pending", void 0, event.label);
+        break;
+      case "tool_progress":
+        if (chips.get(event.call_id)?.dataset.status === "pending") {
+          chip(event.call_id, event.name, event.arguments ?? {}, "pending", void 0, event.label);
+        }
         break;
       case "tool_finished":
         chip(event.call_id, event.name, event.arguments ?? {}, chipStatus(event), event.result, event.label);

@@ -159,3 +159,31 @@ def test_a_reload_keeps_the_transcript(open_notebook: Any, page: Any) -> None:
     wait_text(view, ".sb-msg.sb-user", "set the speed to 14")
     wait_text(view, ".sb-msg.sb-assistant", "Set speed to 14 m/s")
     assert view.locator(".sb-chip").count() >= 1
+
+
+def test_a_goal_is_one_seek_whose_chip_follows_every_try(open_notebook: Any) -> None:
+    cell = "sim = sb.TargetWidget('projectile', chat=True)\nsim"
+    check = (
+        "last, tried = sim.audit[-1].op, len([e for e in sim.audit if e.op == 'set_parameters'])\n"
+        "r = sim.fetch_state()\nprint(abs(r.state['range'] - 50) <= 0.5, last, tried)"
+    )
+    nb, view = open_chat(open_notebook, [cell, check])
+    # every label the chip shows, as it shows it (the tries come and go faster than a poll)
+    view.evaluate(
+        """el => { window.__chipLabels = [];
+            new MutationObserver(() => el.querySelectorAll('.sb-chip summary').forEach(s => {
+              const t = s.textContent; if (window.__chipLabels.at(-1) !== t) window.__chipLabels.push(t); }))
+            .observe(el, {subtree: true, childList: true, characterData: true}); }"""
+    )
+    type_message(view, "make it land at 50 m")
+    wait_for(lambda: view.locator('.sb-chip[data-status="ok"]').count() >= 1, timeout=60, what="the seek's ok chip")
+    wait_text(view, ".sb-msg.sb-assistant", "range is now 50")
+    labels = [t for t in view.evaluate("() => window.__chipLabels") if "seek" in t]
+    tries = [t for t in labels if ": try " in t]
+    assert len(tries) >= 2, labels  # the chip followed the tries while the seek ran
+    numbers = [int(t.split(": try ")[1].split(",")[0]) for t in tries]
+    assert numbers == sorted(numbers) and numbers[0] == 1, labels
+    assert "range → 50" in labels[-1] and ": try " not in labels[-1]  # the finished chip: the goal
+    nb.run_cell(2)
+    tried = int(nb.expect_output(2, "True seek").split()[-1])
+    assert numbers[-1] == tried, (labels, tried)  # the chip's last try is the last value the page got

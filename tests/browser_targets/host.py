@@ -3,7 +3,7 @@
 The page is served by a stdlib HTTP server on 127.0.0.1 (a real origin, like a notebook's). It
 creates ``<iframe sandbox="allow-scripts">`` with ``name`` = a fresh nonce set before the iframe is
 inserted and ``srcdoc`` = ``splitbrain_widget.load_target(id).html`` (the registry injects the
-bridge and the CSP), accepts only ``{source: "splitbrain-target", nonce, ...}`` messages whose
+target API and the CSP), accepts only ``{source: "splitbrain-target", nonce, ...}`` messages whose
 ``event.source`` is that iframe's window, and posts ``{source: "splitbrain-parent", nonce, type,
 id, payload}`` into it with targetOrigin ``'*'``. ``window.host.apply(values)`` and friends return
 promises of the replied state, matched by request id.

@@ -1,7 +1,7 @@
-"""The built-in targets in real headless Chromium, through the real bridge.
+"""The built-in targets in real headless Chromium, through the real target API.
 
 Each target page is loaded as ``splitbrain_widget.load_target(id).html`` (the registry injects
-the bridge and the CSP) into a sandboxed iframe of ``host.py``'s page, which speaks the view's
+the target API and the CSP) into a sandboxed iframe of ``host.py``'s page, which speaks the view's
 half of docs/protocol.md section 2. Per target: every parameter applies live and comes back in
 the replied state, reset restores the manifest defaults, the observables are reported, the
 physics is right (textbook range, small-angle period, Kepler orbit with bounded energy error,

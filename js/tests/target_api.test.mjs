@@ -1,7 +1,7 @@
-// Specification of js/bridge.js (docs/protocol.md section 2, "The target's API").
+// Specification of js/target_api.js (docs/protocol.md section 2, "The target's API").
 //
-// Each test installs the real bridge into a fake framed window: an object with
-// `name` (the nonce), `parent` (whose postMessage records what the bridge
+// Each test installs the real target API into a fake framed window: an object with
+// `name` (the nonce), `parent` (whose postMessage records what the target API
 // sends, structured-cloned as a browser would) and `addEventListener`. The
 // last group runs the built IIFE from splitbrain_widget/static/ in a vm
 // context, to cover what actually ships.
@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import vm from "node:vm";
 
-import { installBridge } from "../bridge.js";
+import { installTargetApi } from "../target_api.js";
 import { MAX_BUFFERED, MAX_ERROR_TEXT, PARENT_SOURCE, TARGET_SOURCE, isTargetMessage } from "../protocol.js";
 
 const NONCE = "0123456789abcdef0123456789abcdef";
@@ -69,10 +69,10 @@ function makeWindow({ name = NONCE } = {}) {
   return { win, parent, listeners, deliver };
 }
 
-/** A framed window with the bridge installed, plus helpers. */
+/** A framed window with the target API installed, plus helpers. */
 function makeFrame(options = {}) {
   const frame = makeWindow(options);
-  const api = installBridge(frame.win);
+  const api = installTargetApi(frame.win);
   /**
    * Send a valid parent message.
    * @param {"apply" | "reset" | "state"} type
@@ -82,7 +82,7 @@ function makeFrame(options = {}) {
   function send(type, fields = {}, from) {
     frame.deliver({ source: PARENT_SOURCE, nonce: NONCE, type, ...fields }, from);
   }
-  /** Messages the bridge posted, without the envelope checks. */
+  /** Messages the target API posted, without the envelope checks. */
   const messages = () => frame.parent.posted.map((p) => p.message);
   /** Posted messages other than `ready`. */
   const replies = () => messages().filter((m) => m.type !== "ready");
@@ -107,7 +107,7 @@ describe("ready", () => {
     assert.ok(isTargetMessage(message, NONCE), "the view accepts it");
   });
 
-  test("each load of the page (each run of the bridge) has its own load id, the nonce stays", () => {
+  test("each load of the page (each run of the target API) has its own load id, the nonce stays", () => {
     const ids = new Set();
     for (let i = 0; i < 50; i += 1) {
       const frame = makeFrame();
@@ -128,7 +128,7 @@ describe("ready", () => {
     const win = { name: NONCE, addEventListener: () => assert.fail("should not listen") };
     win.parent = win;
     win.postMessage = parent.postMessage;
-    const api = installBridge(win);
+    const api = installTargetApi(win);
     api.onApply(() => ({}));
     api.state({ x: 1 });
     api.ready();
@@ -137,9 +137,9 @@ describe("ready", () => {
     assert.equal(win.SplitBrain, api);
   });
 
-  test("a second install on the same window keeps the first bridge", () => {
+  test("a second install on the same window keeps the first target API", () => {
     const frame = makeFrame();
-    assert.equal(installBridge(frame.win), frame.api);
+    assert.equal(installTargetApi(frame.win), frame.api);
     assert.equal(frame.listeners.length, 1);
   });
 });
@@ -693,13 +693,13 @@ describe("SplitBrain.state()", () => {
   });
 });
 
-describe("the built bundle (splitbrain_widget/static/bridge.js)", () => {
-  const bundlePath = new URL("../../splitbrain_widget/static/bridge.js", import.meta.url);
+describe("the built bundle (splitbrain_widget/static/target_api.js)", () => {
+  const bundlePath = new URL("../../splitbrain_widget/static/target_api.js", import.meta.url);
 
   test("installs window.SplitBrain as a classic script and round-trips an apply", async () => {
     const frame = makeWindow();
     const context = vm.createContext({ window: frame.win, console });
-    vm.runInContext(readFileSync(bundlePath, "utf8"), context, { filename: "bridge.js" });
+    vm.runInContext(readFileSync(bundlePath, "utf8"), context, { filename: "target_api.js" });
     const api = frame.win.SplitBrain;
     assert.equal(typeof api?.onApply, "function");
     assert.equal(api.nonce, NONCE);

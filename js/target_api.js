@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * bridge.js: injected by the registry into every target page, before the
+ * target_api.js: injected by the registry into every target page, before the
  * page's own scripts, as a classic script (js/build.mjs bundles it to an IIFE).
  *
  * It gives the page `window.SplitBrain` (docs/protocol.md section 2, "The
@@ -8,7 +8,7 @@
  *
  * - accepts only messages whose `event.source` is `window.parent`, whose
  *   `source` is "splitbrain-parent" and whose nonce is `window.name` (read
- *   once, when the bridge loads); everything else is ignored silently, since
+ *   once, when the target API loads); everything else is ignored silently, since
  *   the iframe's origin is "null" and origin is no identity;
  * - buffers accepted messages until the page calls `ready()` (at most
  *   MAX_BUFFERED; newer ones are dropped and counted), then runs them in order;
@@ -65,12 +65,12 @@ import {
  * @property {(fn: StateHandler) => void} onState  answer `state` requests with a fresh state
  * @property {(state: State) => void} state  report a state (store it; post it once ready)
  * @property {() => void} ready  start listening: flush buffered messages in order; idempotent
- * @property {string} nonce  this page's nonce (`window.name` when the bridge loaded)
+ * @property {string} nonce  this page's nonce (`window.name` when the target API loaded)
  */
 
 /**
- * The parts of `window` the bridge uses (a fake one in tests).
- * @typedef {object} BridgeWindow
+ * The parts of `window` the target API uses (a fake one in tests).
+ * @typedef {object} TargetApiWindow
  * @property {string} name
  * @property {{postMessage: (message: unknown, targetOrigin: string) => void}} parent
  * @property {(type: "message", listener: (event: MessageEvent) => void) => void} addEventListener
@@ -132,10 +132,10 @@ function requireFunction(method, fn) {
 /**
  * Install `SplitBrain` on `targetWindow` and return it. A second install on
  * the same window returns the first one unchanged.
- * @param {BridgeWindow} targetWindow
+ * @param {TargetApiWindow} targetWindow
  * @returns {SplitBrainApi}
  */
-export function installBridge(targetWindow) {
+export function installTargetApi(targetWindow) {
   const existing = /** @type {{SplitBrain?: SplitBrainApi}} */ (/** @type {unknown} */ (targetWindow)).SplitBrain;
   if (existing) return existing;
 
@@ -295,4 +295,4 @@ export function installBridge(targetWindow) {
   return api;
 }
 
-if (typeof window !== "undefined") installBridge(window);
+if (typeof window !== "undefined") installTargetApi(window);

@@ -1,0 +1,425 @@
+"""The operations behind every tool, and their two drivers.
+
+Every tool exists twice, blocking (``sim.set_parameter("speed", 12)``) and awaitable
+(``await sim.aset_parameter("speed", 12)``). Both run the same operation, written once as a
+generator that yields what it waits for (:class:`~splitbrain_widget._wait.Wait`) and returns a
+:class:`ToolResult`; :meth:`Operations.run_blocking` and :meth:`Operations.run_async` are the two
+drivers, the only code that waits (like httpx's auth flows: the flow yields, the client does I/O).
+
+The operations know the widget only through :class:`Session`, the few things they read and write
+of its traits; the views only through the bridge (replies, views, state) and a
+:class:`~splitbrain_widget._host.ViewHost` (sending). Nothing here imports the widget.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from . import _kernel_tap
+from ._audit import AuditEntry, AuditLog
+from ._bridge import Bridge, PendingRequest
+from ._call_line import BLOCKING_CALL, CallLine
+from ._host import ViewHost
+from ._pacing import PACER, Ticket
+from ._secrets import redact
+from ._wait import Operation, Wait
+from .manifest import Manifest, ParameterError
+from .protocol import PROTOCOL_VERSION, ChangedValue, ErrorInfo, Op, ToolResult, request
+from .registry import Target, TargetError, list_targets, load_target
+
+if TYPE_CHECKING:
+    from .headless import HeadlessFallback
+
+NO_VIEW_MESSAGE = "no view of the widget is displayed; the change is kept and applies when the widget is displayed"
+NOT_KEPT = ("target_error", "cancelled")  # the page gave the change back, or the call was taken back
+
+
+def _calls_reach_iopub() -> bool:
+    """Whether a call's messages pass a notebook server's IOPub (and its rate limit): in a kernel."""
+    return _kernel_tap.kernel() is not None
+
+
+class Session(Protocol):
+    """What the operations read and write of the widget whose calls they run."""
+
+    lock: threading.RLock  # the trait lock: a commit and its request's send are one step under it
+
+    @property
+    def target(self) -> Target: ...
+
+    @property
+    def values(self) -> dict[str, Any]: ...
+
+    @property
+    def targets_dirs(self) -> tuple[str | Path, ...]: ...
+
+    def commit(self, values: Mapping[str, Any], *, defer_echo: bool) -> None:
+        """Write validated values into the synced ``values`` trait (its echo deferred or not)."""
+
+    def show_target(self, loaded: Target) -> None:
+        """Make ``loaded`` the active target: its manifest, page and default values."""
+
+    def after_calls(self) -> None:
+        """A call ended: when none is pending, the ``state`` trait catches up and the echo goes out."""
+
+
+class Operations:
+    """One widget's calls: the operations, their drivers and the audit of every call.
+
+    Args:
+        session: the widget's traits, as the operations need them.
+        bridge: pending requests and live views.
+        line: the line of calls waiting for a view.
+        host: where requests go (the comm's views; a headless page or a fake view replace it).
+        timeout: the default deadline of one call, in seconds.
+        fallback: the headless page that answers while no notebook view is displayed, if any.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        bridge: Bridge,
+        line: CallLine,
+        host: ViewHost,
+        *,
+        timeout: float,
+        fallback: HeadlessFallback | None = None,
+    ) -> None:
+        self._session = session
+        self.bridge = bridge
+        self._line = line
+        self.host = host
+        self.timeout = timeout
+        self.fallback = fallback
+        self.audit = AuditLog()
+
+    # -- operations (one implementation for both drivers) -------------------------------------
+
+    def get_parameters(self) -> Operation:
+        manifest, values = self._session.target.manifest, self._session.values
+        params = {
+            path: p.model_dump(exclude_none=True, exclude={"value"}) | {"value": values.get(path, p.value)}
+            for path, p in manifest.parameters.items()
+        }
+        return self.done(ToolResult(ok=True, values=dict(self._session.values), parameters=params))
+        yield  # pragma: no cover - makes this a generator
+
+    def list_targets(self) -> Operation:
+        found = list_targets(*self._session.targets_dirs)
+        targets = [{"id": t.id, "title": t.title, "description": t.description} for t in found]
+        message = f"active target: {self._session.target.id}"
+        if found.problems:
+            message += f"; {len(found.problems)} target(s) failed to load: " + "; ".join(found.problems[:5])
+        return self.done(ToolResult(ok=True, targets=targets, message=message))
+        yield  # pragma: no cover
+
+    def set(self, values: Mapping[str, Any], timeout: float | None) -> Operation:
+        manifest = self._session.target.manifest
+        if not values:
+            return ToolResult.failure("invalid_value", "no parameters given", hint=f"parameters: {manifest.names()}")
+        try:
+            coerced = manifest.coerce_many(values)
+        except ParameterError as exc:
+            return ToolResult.failure(exc.code, exc.message, hint=exc.hint or None)  # type: ignore[arg-type]
+        changed = {path: _changed(manifest, path, v) for path, v in coerced.items()}
+        return (yield from self.deliver("apply", {"values": coerced}, timeout, changed=changed, commit=coerced))
+
+    def reset(self, timeout: float | None) -> Operation:
+        defaults = self._session.target.manifest.defaults()
+        changed = {path: _changed(self._session.target.manifest, path, v) for path, v in defaults.items()}
+        return (yield from self.deliver("reset", {"values": defaults}, timeout, changed=changed, commit=defaults))
+
+    def fetch_state(self, timeout: float | None) -> Operation:
+        return (yield from self.deliver("state", {}, timeout, needs_view=True))
+
+    def select(self, target: str | Path, timeout: float | None) -> Operation:
+        try:
+            loaded = load_target(target, *self._session.targets_dirs)
+        except TargetError as exc:
+            return ToolResult.failure("unknown_target", exc.message, hint=exc.hint or None)
+        except ValueError as exc:  # a broken manifest: name the file and field
+            return ToolResult.failure("unknown_target", f"target '{target}' failed to load: {exc}")
+        self.bridge.forget_views()
+        self._session.show_target(loaded)
+        result = yield from self.deliver("state", {}, timeout)
+        return result.model_copy(update={"message": f"switched to {loaded.title} ({loaded.id}). {result.message}"})
+
+    def deliver(
+        self,
+        op: Op,
+        payload: dict[str, Any],
+        timeout: float | None,
+        *,
+        changed: dict[str, ChangedValue] | None = None,
+        needs_view: bool = False,
+        commit: dict[str, Any] | None = None,
+    ) -> Operation:
+        """Send one request to the views and wait for the first reply, all within ``timeout``.
+
+        ``commit`` (validated values) goes into the synced ``values`` trait as the request is sent
+        (or at once when no view is there), so the kernel's copy holds it before this returns, unless
+        the target refused it (``target_error``): then the values it replaced come back. The views
+        get the trait's echo later, in a pause between calls (see ``_echo.py``): the request
+        carries the values, and an echo in its wake would hold up the page's reply (about 1 ms of a
+        3-4 ms round trip). Commit and send are one step under the trait lock, and so is an echo, so
+        an echo never carries a value whose request the views have not received before it.
+
+        One deadline bounds the whole call: waiting for a view to attach, its turn in the pacer's
+        queue and the page's answer. A call whose deadline passes while queued is taken back unsent
+        (nothing changed); a ``timeout`` says where the call was when the deadline passed.
+        """
+        started = time.monotonic()
+        deadline_s = self.timeout if timeout is None else timeout
+        deadline = started + deadline_s
+        current = self._session.values
+        previous = {path: current[path] for path in commit or {} if path in current}
+
+        def write_values(defer_echo: bool = False) -> None:
+            if commit:
+                self._session.commit(commit, defer_echo=defer_echo)
+
+        base: dict[str, Any] = {"op": op, "target": self._session.target.id, "changed": changed or {}}
+        fallback = self.fallback
+        if fallback is not None and not self.bridge.live_views() and not self._line.notebook_view_expected():
+            fallback.start()  # a headless page, unless one is on its way; it calls expect_view
+        turn = self._line.take_turn()
+        try:
+            if turn is not None:
+                lost = fallback.lost if fallback is not None else lambda: False
+                if not (yield from self._line.wait_turn(turn, deadline, lost, write_values)):
+                    return ToolResult.failure(
+                        "timeout",
+                        f"{op} was still queued behind earlier calls waiting for the view to attach when its "
+                        f"{deadline_s:g} s deadline passed; it was not sent and nothing changed",
+                        applied=False,
+                        **base,
+                    )
+            if not self.bridge.live_views():
+                write_values()
+                return self._not_delivered(op, needs_view, base)
+            ticket: Ticket | None = None  # the place in the pacer's queue, when this call waits its turn
+            pending = self.bridge.open_request(op, payload, max(0.0, deadline - time.monotonic()))
+
+            def send_request() -> None:
+                with self._session.lock:
+                    write_values(defer_echo=True)
+                    if pending.settled:  # e.g. the last view closed while this waited for its turn: kept
+                        return
+                    message = request(pending.id, op, payload)
+                    if fallback is None or not fallback.send_request(message):  # one home per call
+                        self.host.send_request(message)
+
+            finished = submitted = False
+            stuck = "queued"  # where the call is: for the message of a timeout
+            try:
+                # Two messages (the request; later the values and state echo, in one), or in a burst, where
+                # the echoes are coalesced, one; in a burst it waits its turn, first come first served, to
+                # stay under the IOPub rate limit. Interrupted while queued, it is taken back: nothing changed.
+                # Outside a kernel (a script, a Dask worker's sweep) no call reaches a notebook server's
+                # IOPub: it costs no tokens, only its place in the widget's in-flight window.
+                messages = (1 if PACER.busy else 2) if _calls_reach_iopub() else 0
+                ticket = PACER.submit(
+                    messages, send_request, on_sent=lambda: self.bridge.touch(pending.id), key=self.bridge
+                )
+                submitted = True
+                self._line.leave(turn)  # in the pacer's FIFO now: the next call waiting for the view may go
+                if ticket is not None:
+                    yield Wait(lambda: ticket.sent or pending.settled, deadline, key=pending.id)
+                    if not ticket.sent and not pending.settled and PACER.cancel(ticket):
+                        finished = True
+                        ahead = PACER.position(ticket)
+                        return ToolResult.failure(
+                            "timeout",
+                            f"{op} was still queued{ahead} when its {deadline_s:g} s deadline passed (calls are "
+                            "paced under the notebook server's IOPub rate limit); it was not sent and nothing changed",
+                            hint="give a burst of calls a longer timeout, or send fewer (sim.stream coalesces values)",
+                            applied=False,
+                            **base,
+                        )
+                stuck = "sent"
+                yield Wait(lambda: pending.settled, deadline, key=pending.id)
+                finished = True
+            finally:
+                if submitted and (ticket is None or not PACER.cancel(ticket)):
+                    PACER.done(self.bridge)  # it went out: its place in the window is free again
+                # Closed early (interrupt, task cancelled): settle as cancelled so no entry is left behind.
+                cancelled = None if finished else ErrorInfo(code="cancelled", message=f"{op} was cancelled")
+                self.bridge.close_request(pending, cancelled)
+                self._session.after_calls()  # the last call of a burst updates the state; meanwhile it is throttled
+                if fallback is not None:
+                    fallback.call_settled(pending.id)  # a notebook view took over: the page may close now
+            refused = pending.reply is not None and pending.reply.error is not None
+            if refused and commit and pending.reply.error.code == "target_error":  # type: ignore[union-attr]
+                self._restore(commit, previous)
+            return self._outcome(pending, base, waited=time.monotonic() - started, stuck=stuck)
+        finally:
+            self._line.leave(turn)
+
+    def _not_delivered(self, op: Op, needs_view: bool, base: dict[str, Any]) -> ToolResult:
+        """No view to send to: a change is kept, not applied, and the code says why."""
+        change = op != "state"
+        mismatched = self.bridge.mismatched_views()
+        if mismatched:
+            return ToolResult.failure(
+                "protocol_mismatch",
+                f"a view is displayed but speaks protocol {mismatched[0].protocol}, the kernel speaks "
+                f"{PROTOCOL_VERSION}, so it was not asked" + ("; the change is kept" if change else ""),
+                hint="reinstall splitbrain-widget in the kernel's environment and reload the notebook page",
+                applied=False,
+                kept=change,
+                **base,
+            )
+        if self.fallback is not None:
+            why = self.fallback.not_delivered(change)
+            if why is not None:
+                code, message, hint = why
+                return ToolResult.failure(code, message, hint=hint, applied=False, kept=change, **base)
+        if needs_view or not change:
+            return ToolResult.failure(
+                "no_view",
+                "no view of the widget is displayed, so there is no live target to ask",
+                applied=False,
+                **base,
+            )
+        return ToolResult.failure("no_view", NO_VIEW_MESSAGE, applied=False, kept=True, **base)
+
+    def _restore(self, refused: dict[str, Any], previous: dict[str, Any]) -> None:
+        """The target refused ``refused``: put back what it replaced, where nothing newer was set since."""
+        with self._session.lock:
+            current = dict(self._session.values)
+            back = {path: previous[path] for path, v in refused.items() if current.get(path) == v and path in previous}
+            if back:
+                self._session.commit(back, defer_echo=False)
+
+    def _outcome(self, pending: PendingRequest, base: dict[str, Any], *, waited: float, stuck: str) -> ToolResult:
+        applied = len(pending.answered_by)
+        reply, failure = pending.reply, pending.failure
+        change = pending.op != "state"
+        if reply is not None and reply.ok:
+            message = "applied" if pending.op == "apply" else "done"
+            return ToolResult(
+                ok=True,
+                state=reply.state,
+                applied=True,
+                views_applied=applied,
+                message=message,
+                answered_by=reply.view_id,
+                **base,
+            )
+        if reply is not None and reply.error is not None:
+            return ToolResult(
+                ok=False,
+                error=reply.error,
+                applied=False,
+                kept=_kept(pending.op, reply.error.code),
+                views_applied=applied,
+                answered_by=reply.view_id,
+                **base,
+            )
+        if failure is not None:
+            return ToolResult(ok=False, error=failure, applied=False, kept=_kept(pending.op, failure.code), **base)
+        kept_text = " The change is kept and applies once the target is ready." if change else ""
+        if not self.bridge.ready_views():
+            return ToolResult.failure(
+                "not_ready",
+                f"the target '{self._session.target.id}' did not signal ready within {waited:.3g} s.{kept_text}",
+                hint="is the page calling SplitBrain.ready()? Check the browser console of the notebook page",
+                applied=False,
+                kept=change,
+                **base,
+            )
+        where = "sent to the view, waiting for the page's answer" if stuck == "sent" else stuck
+        return ToolResult.failure(
+            "timeout",
+            f"the target did not answer {pending.op} within {waited:.3g} s ({where}).{kept_text}",
+            hint="raise the timeout, or check the target's onApply handler",
+            applied=False,
+            kept=change,
+            **base,
+        )
+
+    def done(self, result: ToolResult) -> ToolResult:
+        return result.model_copy(update={"target": self._session.target.id})
+
+    # -- drivers ---------------------------------------------------------------------------
+
+    def run_blocking(self, name: str, arguments: dict[str, Any], operation: Operation) -> ToolResult:
+        started = time.monotonic()
+        _kernel_tap.prepare_thread()
+        blocking = BLOCKING_CALL.set(True)
+        try:
+            step = next(operation)
+            while True:
+                if _kernel_tap.in_main_thread() and not _kernel_tap.installed():
+                    operation.close()
+                    raise RuntimeError(
+                        "a blocking call cannot receive the browser's reply in this kernel (the shell-channel "
+                        f"tap is unavailable); use the async API instead: `await sim.a{name}(...)`"
+                    )
+                step = operation.send(self.bridge.wait_until(step.done, step.deadline))
+        except StopIteration as stop:
+            result: ToolResult = stop.value
+        except KeyboardInterrupt:
+            operation.close()
+            self.record(name, arguments, cancelled_result(name), started)
+            raise
+        finally:
+            operation.close()  # whatever ended the drive: the operation's own cleanup runs now
+            BLOCKING_CALL.reset(blocking)
+        return self.record(name, arguments, result, started)
+
+    async def run_async(self, name: str, arguments: dict[str, Any], operation: Operation) -> ToolResult:
+        import asyncio
+
+        started = time.monotonic()
+        _kernel_tap.prepare_thread()
+        try:
+            step = next(operation)
+            while True:
+                step = operation.send(await self.bridge.await_until(step.done, step.deadline, step.key))
+        except StopIteration as stop:
+            result: ToolResult = stop.value
+        except asyncio.CancelledError:
+            operation.close()
+            self.record(name, arguments, cancelled_result(name), started)
+            raise
+        finally:
+            operation.close()  # whatever ended the drive: the operation's own cleanup runs now
+        return self.record(name, arguments, result, started)
+
+    def record(self, name: str, arguments: dict[str, Any], result: ToolResult, started: float) -> ToolResult:
+        result = self.done(result)
+        self.audit.record(
+            AuditEntry(
+                time=time.time(),
+                op=name,
+                arguments=redact(arguments),
+                ok=result.ok,
+                code=result.error.code if result.error else None,
+                message=str(result),
+                duration_ms=(time.monotonic() - started) * 1000,
+                view_id=result.answered_by,
+                views_applied=result.views_applied,
+            )
+        )
+        return result
+
+
+def _changed(manifest: Manifest, path: str, value: Any) -> ChangedValue:
+    unit = manifest.parameters[path].unit
+    return {"value": value, "unit": unit} if unit else {"value": value}
+
+
+def _kept(op: Op, code: str) -> bool:
+    """Whether a change that was not applied stays in the kernel's values and reaches the page later:
+    yes (a missing, stopped or slow page), unless the page refused it (``target_error``: the values
+    it replaced came back) or the call was taken back (``cancelled``). A state request changes nothing."""
+    return op != "state" and code not in NOT_KEPT
+
+
+def cancelled_result(name: str) -> ToolResult:
+    return ToolResult.failure("cancelled", f"{name} was interrupted before the target answered")
