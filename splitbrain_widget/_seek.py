@@ -10,6 +10,7 @@ by advancing a headless page's clock or by watching a live page's state reports.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import itertools
@@ -590,20 +591,34 @@ def _vary_or_default(manifest: Manifest, observable: str, vary: str | None) -> s
 
 async def aseek(sim: TargetWidget, observable: str, goal: float | str, **options: Unpack[SeekOptions]) -> ToolResult:
     """:func:`seek` for asyncio code: the same engine on a worker thread. Cancelled, it stops
-    before its next try and puts the parameter back (on that thread)."""
-    import asyncio
+    before its next try and puts the parameter back; by the time the ``CancelledError`` reaches
+    the caller the value is back (also when the seek had just finished: cancelled means undone)."""
     import threading
 
     stop = threading.Event()
+    before = dict(sim.values)
     task = asyncio.ensure_future(asyncio.to_thread(seek, sim, observable, goal, cancelled=stop.is_set, **options))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
         stop.set()  # the worker stops before its next try and puts the value back: wait for that
-        while not task.done():
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait({task})
+        await _unshielded(task)
+        finished = task.result() if not task.cancelled() and task.exception() is None else None
+        if finished is not None and finished.ok:  # it ended before it saw the stop: undo it too
+            back = {
+                p: before[p] for p, c in finished.changed.items() if p in before and sim.values.get(p) == c["value"]
+            }
+            if back:
+                await _unshielded(asyncio.ensure_future(asyncio.to_thread(sim.set_parameters, back)))
         raise
+
+
+async def _unshielded(task: asyncio.Future[Any]) -> None:
+    """Wait for ``task`` to end, whatever cancels the waiter meanwhile."""
+
+    while not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({task})
 
 
 def _numeric_param(manifest: Manifest, vary: str) -> Parameter:

@@ -78,7 +78,10 @@ def test_an_observable_without_depends_on_needs_vary_and_names_the_candidates(pr
     assert projectile.values == before and not any(e.op == "set_parameters" for e in projectile.audit)
 
 
-def test_a_cancelled_aseek_puts_the_value_back(projectile: sb.TargetWidget) -> None:
+@pytest.mark.parametrize("delay_s", [0.0, 0.05])  # the cancel lands after the seek ended, or mid-seek
+def test_a_cancelled_aseek_puts_the_value_back(delay_s: float) -> None:
+    projectile = sb.TargetWidget("projectile")
+    FakeView(projectile, state_of=textbook, behaviour="delay" if delay_s else "ok", delay_s=delay_s)
     before = dict(projectile.values)
 
     async def cancel_during_the_tries() -> None:

@@ -192,6 +192,11 @@ def _seek_schema(manifest: Manifest, _targets: list[str]) -> dict[str, Any]:
                 "description": "the value to reach in the observable's unit, or max / min",
             },
             "vary": vary,
+            "tol": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "absolute tolerance in the observable's unit; default 1% of the goal (give it for 0)",
+            },
         },
         "required": ["observable", "goal"],
         "additionalProperties": False,
@@ -219,8 +224,12 @@ async def _seek(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     def on_try(step: Any) -> None:  # on the seek's worker thread
         loop.call_soon_threadsafe(report, _try_label(args, step))
 
+    tol = args.get("tol")
+    tol = float(tol) if isinstance(tol, int | float) and not isinstance(tol, bool) else None
     try:
-        return await ctx.sim.aseek(observable, goal, vary=vary if isinstance(vary, str) else None, on_try=on_try)
+        return await ctx.sim.aseek(
+            observable, goal, vary=vary if isinstance(vary, str) else None, tol=tol, on_try=on_try
+        )
     finally:
         running = False
 
