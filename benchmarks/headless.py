@@ -9,6 +9,11 @@
   display's 60 frames per simulated second and at 10 (the built-in targets' results do not change);
   it runs after the sweeps, on a host page the engine reused: spot checks on a fresh engine's first
   page ran 10-40x slower at 60 fps, with the same physics (a question for the engine, not the sweep);
+- record: wall seconds of ``sim.record(60)`` (every 0.1 s: 600 rows, in six sampled advances of 10 s,
+  ``sim.aadvance(10, every=0.1)``, two queued on the page) on the headless pendulum once its page is
+  ready and pandas imported (a 1 s recording first), the median of 3 (the engine of ``sim.record``,
+  ``splitbrain_widget._record.record``); beside it the same 60 s as one ``sim.advance(60, every=0.1)``
+  (600 states, no table) and as one ``sim.advance(60)`` (one state), median of 3 each;
 - dask: the same sweep on ``LocalCluster(n_workers=2, processes=True, threads_per_worker=1)`` once its
   workers' browsers and pages are up (a warm-up sweep), its points per second over the local run's,
   and whether the two tables are identical.
@@ -28,6 +33,9 @@ SWEEP_GRID: dict[str, Any] = {"angle": [10 + i / 4 for i in range(280)], "speed"
 SWEEP_ROUNDS = 2
 ADVANCE_S = 60.0
 ADVANCE_RUNS = 3
+RECORD_S = 60.0
+RECORD_EVERY = 0.1
+RECORD_RUNS = 3
 
 
 def roundtrip() -> dict[str, float]:
@@ -98,6 +106,39 @@ def advance_speed() -> dict[str, Any]:
     return out
 
 
+def record_speed() -> dict[str, Any]:
+    import splitbrain_widget as sb
+    from splitbrain_widget._record import record
+
+    walls: dict[str, list[float]] = {"record": [], "sampled": [], "plain": []}
+    with sb.HeadlessTarget("pendulum") as sim:
+        record(sim, 1, every=RECORD_EVERY)  # the page is ready, pandas imported
+        for _ in range(RECORD_RUNS):
+            started = time.perf_counter()
+            df = record(sim, RECORD_S, every=RECORD_EVERY)
+            walls["record"].append(time.perf_counter() - started)
+            assert len(df) == round(RECORD_S / RECORD_EVERY) and df["energy [J/kg]"].notna().all(), df
+            started = time.perf_counter()
+            states = sim.advance(RECORD_S, every=RECORD_EVERY)
+            walls["sampled"].append(time.perf_counter() - started)
+            assert len(states) == len(df), len(states)
+            started = time.perf_counter()
+            sim.advance(RECORD_S)
+            walls["plain"].append(time.perf_counter() - started)
+    wall = statistics.median(walls["record"])
+    return {
+        "target": "pendulum",
+        "simulated_s": RECORD_S,
+        "every": RECORD_EVERY,
+        "rows": len(df),
+        "wall_s": round(wall, 2),
+        "ms_per_row": round(wall * 1000 / len(df), 2),
+        "runs": [round(w, 2) for w in walls["record"]],
+        "sampled_advance_wall_s": round(statistics.median(walls["sampled"]), 2),
+        "advance_wall_s": round(statistics.median(walls["plain"]), 2),
+    }
+
+
 def dask_against_local(local_rate: float, local_table: Any) -> dict[str, Any]:
     from distributed import Client, LocalCluster
 
@@ -129,6 +170,7 @@ def run() -> dict[str, Any]:
         figures: dict[str, Any] = {"roundtrip_ms": roundtrip()}
         figures["sweep"], table = sweep_throughput()
         figures["advance"] = advance_speed()
+        figures["record"] = record_speed()
         figures["dask"] = dask_against_local(figures["sweep"]["points_per_s_n_pages"], table)
     finally:
         shutdown_engine()

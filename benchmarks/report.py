@@ -288,6 +288,13 @@ def table(r: dict[str, Any]) -> str:
                 f"{adv['sim_s_per_wall_s']}x at 60 fps, {adv['sim_s_per_wall_s_10fps']}x at 10 fps",
                 "headless",
             )
+        rec = h.get("record")
+        if rec:
+            row(
+                f"`sim.record({rec['simulated_s']:g})` on the headless {rec['target']}, every {rec['every']:g} s",
+                f"{rec['rows']} rows in {rec['wall_s']} s wall ({rec['ms_per_row']} ms a row: one advance each)",
+                "headless",
+            )
         if dk:
             row(
                 f"the same sweep on a Dask LocalCluster({dk['workers']})",

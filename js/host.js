@@ -7,10 +7,15 @@
  * view -> kernel message to a binding, `window[binding](json)`, batched per task.
  *
  * Besides the view's messages the host runs the virtual clock (./clock.js) of its page:
- * `{op: "advance", token, ms}` posts `advance` messages of at most ADVANCE_CHUNK_MS, each
- * followed by a state request (PIPELINE of them ahead), and answers
- * `{kind: "_advance", view_id, token, result}` with the last reply. A chunk ends with the clock's
- * `advanced` message or its reply, whichever comes first (a handler of the page waiting on
+ * `{op: "advance", token, ms, every?, max_chars?}` runs the clock `ms` forward in steps of `every`
+ * ms (one step of `ms` without it), each step posted as `advance` messages of at most
+ * ADVANCE_CHUNK_MS with a state request behind its last one; chunks are posted ahead (PIPELINE,
+ * AHEAD_MS) so that the page never waits for the host. Without `every` the answer is
+ * `{kind: "_advance", view_id, token, result}`, `result` the reply to the one state request; with
+ * it the replies to every step's request, in order: `{kind: "_samples", view_id, token, states}`
+ * messages of at most PART_CHARS while it runs, then the `_advance` with the rest
+ * (`result: {ok, state, states, samples}`; `state` the last one). A chunk ends with the clock's
+ * `advanced` message or a later reply, whichever comes first (a handler of the page waiting on
  * virtual time holds up the replies, never the clock). Wire formats: docs/protocol.md.
  */
 import { mountTargetFrame } from "./frame.js";
@@ -24,24 +29,69 @@ import { READY_TIMEOUT_MS } from "./relay.js";
  */
 export const ADVANCE_CHUNK_MS = 1000;
 /**
- * Chunks of one advance posted ahead of the reply they wait for: the page starts the next one as
+ * Chunks of one advance posted ahead of the one they wait for: the page starts the next one as
  * soon as it ends one, instead of idling for a round trip through the host (~1-3 ms per chunk,
- * two cross-process hops: sandboxed frames run in a process of their own). Cancelling lets at
- * most PIPELINE - 1 more chunks run.
+ * two cross-process hops: sandboxed frames run in a process of their own). At least PIPELINE of
+ * them, and short ones (the steps of a sampled advance) while the ones behind the oldest add up to
+ * less than AHEAD_MS of virtual time, at most MAX_AHEAD: cancelling lets at most about
+ * ADVANCE_CHUNK_MS more virtual time run.
  */
 export const PIPELINE = 2;
+export const AHEAD_MS = ADVANCE_CHUNK_MS;
+export const MAX_AHEAD = 64;
+/**
+ * A chunk of a sampled advance ends with its state request's reply; the clock's `advanced` message
+ * (one more message each way) is asked for only every TOKEN_CHUNKS chunks or TOKEN_MS of virtual
+ * time, and for the chunks no state request follows: within any window of chunks posted ahead.
+ */
+export const TOKEN_CHUNKS = 16;
+export const TOKEN_MS = AHEAD_MS / 4;
+/** Most steps (states) of one sampled advance; the engine checks it first (HeadlessPage.MAX_SAMPLES). */
+export const MAX_SAMPLES = 100_000;
+/**
+ * Most characters (as JSON) of the states of one sampled advance together; an advance whose
+ * states grow past it (or past the engine's `max_chars`, if lower) fails, with no states. Each
+ * state alone is bounded by the relay (MAX_STATE_CHARS).
+ */
+export const MAX_SAMPLE_CHARS = 64 * 1024 * 1024;
+/**
+ * Characters of states per `_samples` message, below the engine's bound on one message from a view
+ * (1 MiB, protocol.py MAX_MESSAGE_BYTES); a state of up to MAX_STATE_CHARS goes alone.
+ */
+export const PART_CHARS = 900_000;
 /** Ids of the host's own state requests: never a kernel id ("r<counter>-<salt>"). */
 const INTERNAL_ID = "\u0000advance-";
 
 /**
  * @typedef {{op: "send", msg: unknown} | {op: "values", values: Record<string, unknown>}
- *   | {op: "reload", html?: string} | {op: "advance", token: string, ms: number}
+ *   | {op: "reload", html?: string} | {op: "advance", token: string, ms: number, every?: number, max_chars?: number}
  *   | {op: "cancel", token: string}} HostOp
+ */
+
+/**
+ * An advance to run: `every` ms per step, `steps` of them (the last one ends at `ms`), the states
+ * of all of them bounded by `maxChars` (sampled only: a plain advance has one step and no `every`).
+ * @typedef {{token: string, ms: number, every: number | null, steps: number, maxChars: number}} AdvanceRequest
  */
 
 /**
  * @typedef {{ok: true, state: Record<string, unknown>} | {ok: false, error: {code: string, message: string}}} Result
  */
+/**
+ * @typedef {{ok: true, state: Record<string, unknown>, states?: Record<string, unknown>[], samples?: number}
+ *   | {ok: false, error: {code: string, message: string}}} AdvanceResult
+ */
+
+/**
+ * How many steps a sampled advance of `ms` in steps of `every` takes: the last one ends at `ms`,
+ * shorter than `every` when `every` does not divide it; at least one (the state at the end).
+ * The engine counts them the same way (HeadlessPage._samples).
+ * @param {number} ms
+ * @param {number} every
+ */
+export function sampleCount(ms, every) {
+  return Math.max(1, Math.ceil(ms / every - 1e-9));
+}
 
 /**
  * @typedef {object} HostOptions
@@ -174,7 +224,7 @@ export function createHost(opts) {
     });
   }
 
-  /** @type {{token: string, ms: number}[]} advances waiting for the one that runs */
+  /** @type {AdvanceRequest[]} advances waiting for the one that runs */
   const advances = [];
   /** @type {{token: string, cancel: (why: string) => void} | null} */
   let current = null;
@@ -184,24 +234,34 @@ export function createHost(opts) {
   /**
    * @param {string} code
    * @param {string} message
-   * @returns {Result}
+   * @returns {{ok: false, error: {code: string, message: string}}}
    */
   const failure = (code, message) => ({ ok: false, error: { code, message } });
 
   /**
-   * Run the clock forward by `ms`, chunk by chunk; each chunk is followed by a state request, so
-   * its reply reflects the advanced time (and moves the relay's budget clock on to the next chunk).
-   * @param {{token: string, ms: number}} request
-   * @returns {Promise<Result>}
+   * Run the clock forward by `ms` in `steps` steps, each posted as chunks of at most
+   * ADVANCE_CHUNK_MS with a state request behind its last chunk only, so that its reply is the
+   * page's state at the end of the step. A plain advance is one step, answered with that state; a
+   * sampled one takes every step's state, in order, and sends them on in `_samples` parts of at
+   * most PART_CHARS as they fill (the last part comes with the result).
+   * @param {AdvanceRequest} request
+   * @returns {Promise<AdvanceResult>}
    */
-  async function runAdvance({ token, ms }) {
+  async function runAdvance({ token, ms, every, steps, maxChars }) {
     let cancelled = "";
+    /** @type {AdvanceResult | null} the first failure: a failed reply, the page lost, too many characters */
+    let failed = null;
     /** @type {() => void} */
     let interrupt = () => {};
-    /** @type {Promise<void>} settles when the advance is cancelled (its deadline passed, or closed) */
+    /** @type {Promise<void>} settles when the advance is cancelled (its deadline passed, or closed) or fails */
     const interrupted = new Promise((resolve) => {
       interrupt = () => resolve();
     });
+    /** @param {AdvanceResult} why */
+    const fail = (why) => {
+      failed ??= why;
+      interrupt();
+    };
     current = {
       token,
       cancel: (why) => {
@@ -223,47 +283,156 @@ export function createHost(opts) {
     // frames nobody sees); the page cannot tell (its document stays visible) and is painted after.
     const element = frame.iframe();
     element.style.visibility = "hidden";
-    let left = Math.max(0, ms);
-    /** @type {{chunk: number, token: string, ended: Promise<null>, id: string, done: Promise<Result>}[]} */
-    const inFlight = []; // chunks posted, oldest first
-    const cancel = interrupted.then(() => failure("timeout", cancelled));
-    function postChunk() {
-      const chunk = Math.min(left, ADVANCE_CHUNK_MS);
-      left -= chunk;
-      const token = `${++chunkCounter}`;
-      /** @type {Promise<null>} */
-      const ended = new Promise((resolve) => chunkDone.set(token, () => resolve(null)));
-      // `more`: the clock's `unseen` stays true up to the last frame of the whole advance.
-      const payload = { ms: chunk, more: left > 0, token };
-      frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, nonce: relay.nonce, type: "advance", payload }, "*");
-      inFlight.push({ chunk, token, ended, ...stateRequest() });
+    // A chunk without a state request behind it has only the clock's word to end it: a page that
+    // stops or reloads (its new clock knows nothing of the chunk) fails the advance here.
+    const { nonce, loadId } = relay;
+    const watch = () => {
+      if (relay.stopped) fail(failure("not_ready", relay.stopped));
+      else if (!relay.ready || relay.nonce !== nonce || relay.loadId !== loadId) {
+        fail(failure("not_ready", "the target page was reloaded during the advance"));
+      }
+    };
+    statusWaiters.add(watch);
+    const sampled = every !== null;
+    const total = Math.max(0, ms);
+    let step = 0; // steps whose last chunk is posted
+    let posted = 0; // virtual ms posted
+    let inFlightMs = 0;
+    /** @type {{chunk: number, token: string, ended: Promise<null> | null, reply: Promise<Result> | null}[]} */
+    const inFlight = []; // chunks posted and not ended, oldest first (each has `ended` or `reply`, or both)
+    /** @type {Set<string>} ids of the state requests not answered yet */
+    const pending = new Set();
+    /** @type {Map<number, Result>} replies that came before an earlier step's (taken in step order) */
+    const early = new Map();
+    let taken = 0; // steps whose reply was taken
+    /** @type {Record<string, unknown> | null} */
+    let last = null;
+    let chars = 0;
+    /** @type {Record<string, unknown>[]} */
+    let part = [];
+    let partChars = 0;
+    /** @type {() => void} */
+    let allTaken = () => {};
+    /** @type {Promise<null>} */
+    const everyReply = new Promise((resolve) => {
+      allTaken = () => resolve(null);
+    });
+    const stopped = interrupted.then(() => failed ?? failure("timeout", cancelled));
+
+    /**
+     * @param {number} index
+     * @param {Result} result
+     */
+    function take(index, result) {
+      early.set(index, result);
+      while (!failed && early.has(taken)) {
+        const reply = /** @type {Result} */ (early.get(taken));
+        early.delete(taken);
+        taken += 1;
+        if (!reply.ok) return fail(reply);
+        last = reply.state;
+        if (!sampled) continue;
+        const size = JSON.stringify(reply.state).length; // it went through the relay's bound: it can
+        chars += size;
+        if (chars > maxChars) {
+          const message =
+            `the states of a sampled advance came to more than ${maxChars} characters (as JSON) after ` +
+            `${taken} of ${steps} steps: sample less often (a larger every), or fewer seconds at a time`;
+          return fail(failure("target_error", message));
+        }
+        if (part.length > 0 && partChars + size > PART_CHARS) {
+          out({ kind: "_samples", view_id: viewId, token, states: part });
+          flush(); // one part per hand-over: each stays within the engine's bound on a message
+          part = [];
+          partChars = 0;
+        }
+        part.push(reply.state);
+        partChars += size;
+      }
+      if (taken === steps) allTaken();
     }
+
+    let sinceToken = 0; // chunks posted since the last one the clock answers with `advanced`
+    let tokenAt = 0; // virtual ms where that one ends
+    function postChunk() {
+      const end = step + 1 >= steps ? total : (step + 1) * /** @type {number} */ (every);
+      const rest = Math.max(0, end - posted);
+      const stepEnds = rest <= ADVANCE_CHUNK_MS;
+      const chunk = stepEnds ? rest : ADVANCE_CHUNK_MS;
+      posted = stepEnds ? end : posted + chunk;
+      if (stepEnds) step += 1;
+      // The clock's `advanced` for a chunk with no state request behind it, and for one in
+      // TOKEN_CHUNKS or every TOKEN_MS of virtual time: a state request's reply ends its chunk too,
+      // but a page's handler waiting on virtual time holds up the replies, never the clock.
+      sinceToken += 1;
+      const answered = !stepEnds || sinceToken >= TOKEN_CHUNKS || posted - tokenAt >= TOKEN_MS;
+      const token = answered ? `${++chunkCounter}` : "";
+      /** @type {Promise<null> | null} */
+      let ended = null;
+      if (answered) {
+        ended = new Promise((resolve) => chunkDone.set(token, () => resolve(null)));
+        sinceToken = 0;
+        tokenAt = posted;
+      }
+      // `more`: the clock's `unseen` stays true up to the last frame of the whole advance.
+      const payload = { ms: chunk, more: step < steps, ...(answered ? { token } : {}) };
+      frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, nonce: relay.nonce, type: "advance", payload }, "*");
+      /** @type {Promise<Result> | null} */
+      let reply = null;
+      if (stepEnds) {
+        const index = step - 1;
+        const request = stateRequest();
+        pending.add(request.id);
+        reply = request.done;
+        void reply.then((result) => {
+          pending.delete(request.id);
+          take(index, result);
+        });
+      }
+      inFlight.push({ chunk, token, ended, reply });
+      inFlightMs += chunk;
+    }
+
+    function fill() {
+      while (
+        step < steps &&
+        inFlight.length < MAX_AHEAD &&
+        (inFlight.length < PIPELINE || inFlightMs - inFlight[0].chunk < AHEAD_MS)
+      ) {
+        postChunk();
+      }
+    }
+
     try {
       postChunk();
       virtualMs += inFlight[0].chunk;
       releaseDeferred(); // ops sent behind the advance reach the page after its first chunk
-      while (left > 0 && inFlight.length < PIPELINE) postChunk();
-      /** @type {Result | null} */
-      let result = null;
-      do {
-        const { id, token, ended, done } = inFlight[0];
-        // A failed reply (the page stopped or reloaded) ends the advance; the clock's word ends a chunk.
-        result = await Promise.race([ended, done, cancel]);
-        if (result && !result.ok) return result;
-        if (inFlight.length === 1 && left === 0) result = result ?? (await Promise.race([done, cancel]));
-        internal.delete(id); // a later reply to it is dropped
-        chunkDone.delete(token);
+      fill();
+      while (inFlight.length > 0) {
+        const head = inFlight[0];
+        // The clock runs the chunks in order and holds the state requests behind them: the first
+        // `advanced` or reply of the oldest chunk or of any after it says that it is done.
+        const ended = inFlight.find((c) => c.ended !== null)?.ended;
+        const replied = inFlight.find((c) => c.reply !== null)?.reply;
+        const outcome = await Promise.race([ended ?? stopped, replied ?? stopped, stopped]);
+        if (outcome && !outcome.ok) return outcome;
+        if (failed) return failed;
+        if (cancelled) return failure("timeout", cancelled);
+        if (head.token) chunkDone.delete(head.token);
         inFlight.shift();
+        inFlightMs -= head.chunk;
         // The chunk ended: what the page posts from here on belongs to the next one.
         if (inFlight.length > 0) virtualMs += inFlight[0].chunk;
-        if (left > 0) postChunk();
-      } while (inFlight.length > 0);
-      return result ?? failure("internal_error", "host advance: no state after the last chunk");
-    } finally {
-      for (const { id, token } of inFlight) {
-        internal.delete(id); // a failed or cancelled advance: replies dropped
-        chunkDone.delete(token);
+        fill();
       }
+      const outcome = await Promise.race([everyReply, stopped]);
+      if (outcome) return outcome;
+      if (last === null) return failure("internal_error", "host advance: no state after the last step");
+      return sampled ? { ok: true, state: last, states: part, samples: steps } : { ok: true, state: last };
+    } finally {
+      statusWaiters.delete(watch);
+      for (const { token } of inFlight) if (token) chunkDone.delete(token);
+      for (const id of pending) internal.delete(id); // a failed or cancelled advance: replies dropped
       element.style.visibility = "";
     }
   }
@@ -277,7 +446,8 @@ export function createHost(opts) {
   async function pumpAdvances() {
     if (current) return;
     while (advances.length > 0) {
-      const request = /** @type {{token: string, ms: number}} */ (advances.shift());
+      const request = /** @type {AdvanceRequest} */ (advances.shift());
+      /** @type {AdvanceResult} */
       let result;
       try {
         result = await runAdvance(request);
@@ -286,7 +456,9 @@ export function createHost(opts) {
       }
       current = null;
       if (result.ok) out({ kind: "event", view_id: viewId, type: "state", payload: result.state });
-      out({ kind: "_advance", view_id: viewId, token: request.token, result });
+      // A sampled advance's last state is the last of its states: not sent twice.
+      const answer = result.ok && result.states ? { ok: true, states: result.states, samples: result.samples } : result;
+      out({ kind: "_advance", view_id: viewId, token: request.token, result: answer });
     }
   }
 
@@ -315,13 +487,19 @@ export function createHost(opts) {
       if (typeof op.html === "string") html = op.html;
       frame.load();
     } else if (op.op === "advance") {
+      /** @param {string} why */
+      const refuse = (why) => out({ kind: "_advance", view_id: viewId, token: op.token, result: failure("invalid_value", why) });
       const ms = Number(op.ms);
-      if (!Number.isFinite(ms) || ms < 0) {
-        const result = failure("invalid_value", `cannot advance by ${op.ms} ms`);
-        out({ kind: "_advance", view_id: viewId, token: op.token, result });
-        return;
+      const every = op.every === undefined || op.every === null ? null : Number(op.every);
+      if (!Number.isFinite(ms) || ms < 0) return refuse(`cannot advance by ${op.ms} ms`);
+      if (every !== null && !(Number.isFinite(every) && every > 0)) return refuse(`cannot sample every ${op.every} ms`);
+      const steps = every === null ? 1 : sampleCount(ms, every);
+      if (steps > MAX_SAMPLES) {
+        return refuse(`advancing ${ms} ms every ${every} ms takes ${steps} samples, more than the ${MAX_SAMPLES} of one advance`);
       }
-      advances.push({ token: op.token, ms });
+      const cap = Number(op.max_chars);
+      const maxChars = Number.isFinite(cap) && cap > 0 ? Math.min(cap, MAX_SAMPLE_CHARS) : MAX_SAMPLE_CHARS;
+      advances.push({ token: op.token, ms, every, steps, maxChars });
       void pumpAdvances();
     }
   }

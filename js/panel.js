@@ -1,17 +1,20 @@
 // @ts-check
 /**
  * The chat panel and the parameter inspector, shown beside (or under) the target when the
- * widget's `chat_enabled` trait is true. Messages (docs/protocol.md section 1): it reads
- * "chat_event", "approval_request" and "approval_closed", checked by ./protocol.js, and sends
- * "chat", "cancel", "skip_wait", "approval" and "set", built by ./protocol.js.
+ * widget's `chat_enabled` trait is true. The inspector follows the `values` trait (its parameters)
+ * and the `state` trait (the manifest's observables, with their last 30 s). Messages (docs/protocol.md section 1): it reads
+ * "chat_event", "approval_request", "approval_closed" and "code", checked by ./protocol.js, and sends
+ * "chat", "cancel", "skip_wait", "approval", "set" and "copy_code", built by ./protocol.js.
  */
 import {
   approvalMessage,
   cancelMessage,
   chatMessage,
+  copyCodeMessage,
   isApprovalClosed,
   isApprovalRequest,
   isChatEventMessage,
+  isCodeMessage,
   setMessage,
   skipWaitMessage,
 } from "./protocol.js";
@@ -62,6 +65,206 @@ export function stepFor(p) {
 }
 
 /**
+ * @typedef {object} Observable  a manifest observable as the `manifest` trait carries it
+ * @property {string} [name]
+ * @property {string} [unit]
+ * @property {string} [description]
+ * @property {string[]} [depends_on]
+ * @property {number} [settles_in]
+ */
+
+/** @typedef {{t: number, v: number}} Sample  a numeric value and when it arrived (performance.now(), ms) */
+
+/** How much of an observable's history its sparkline shows, in milliseconds. */
+export const OBSERVABLE_WINDOW_MS = 30_000;
+/** Samples closer together than this share one slot: at most 300 per sparkline, whatever the page's rate. */
+export const SAMPLE_SLOT_MS = 100;
+/** The observables section redraws at most this often (4 times a second). */
+export const OBSERVABLE_REDRAW_MS = 250;
+/** Sparkline size in CSS pixels. */
+export const SPARKLINE_WIDTH = 80;
+export const SPARKLINE_HEIGHT = 18;
+
+/**
+ * An observable's value in a page's state, found where the kernel's `_seek._read` finds it: at the
+ * top of the state, else under its `observables`, `values` or `params` key.
+ * @param {Record<string, unknown> | null | undefined} state
+ * @param {string} name
+ * @returns {{reported: boolean, value: unknown}}
+ */
+export function readObservable(state, name) {
+  const has = (/** @type {object} */ o) => Object.prototype.hasOwnProperty.call(o, name);
+  if (!state || typeof state !== "object") return { reported: false, value: undefined };
+  if (has(state)) return { reported: true, value: state[name] };
+  for (const key of ["observables", "values", "params"]) {
+    const inner = state[key];
+    if (inner && typeof inner === "object" && !Array.isArray(inner) && has(inner)) {
+      return { reported: true, value: /** @type {Record<string, unknown>} */ (inner)[name] };
+    }
+  }
+  return { reported: false, value: undefined };
+}
+
+/**
+ * The value as a finite number, or null when it is not one (null, a string, NaN, a boolean...).
+ * @param {unknown} value
+ * @returns {number | null}
+ */
+export function numericValue(value) {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+/**
+ * A number with about four significant digits, never more decimals than it needs:
+ * 2.00641 -> "2.006", 12345.6 -> "12346", 0.000012 -> "1.2e-5", 3e20 -> "3e20".
+ * @param {number} value
+ * @returns {string}
+ */
+export function formatNumber(value) {
+  if (!Number.isFinite(value)) return String(value);
+  if (value === 0) return "0"; // and -0
+  const magnitude = Math.abs(value);
+  if (magnitude >= 1e15 || magnitude < 1e-3) return value.toExponential(3).replace(/\.?0+e/, "e").replace("e+", "e");
+  if (Number.isInteger(value)) return String(value);
+  const decimals = Math.max(0, 3 - Math.floor(Math.log10(magnitude)));
+  return String(Number(value.toFixed(decimals))); // Number() drops the trailing zeros
+}
+
+/** Text values longer than this are cut, with an ellipsis. */
+const MAX_VALUE_CHARS = 60;
+
+/**
+ * The text an observable's value shows, without its unit: numbers as {@link formatNumber}, arrays
+ * of numbers as "[1, 2.5]", null as "—", anything else as its string or JSON (cut at 60 chars).
+ * @param {unknown} value
+ * @returns {string}
+ */
+export function formatValue(value) {
+  if (value === null || value === undefined) return "—";
+  if (typeof value === "number") return formatNumber(value);
+  if (isNumberArray(value)) return cut(`[${value.map(formatNumber).join(", ")}]`);
+  if (typeof value === "string") return cut(value);
+  let json;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    json = undefined; // a cycle cannot come over the wire, but a value is never worth an exception
+  }
+  return cut(json ?? String(value));
+}
+
+/**
+ * @param {string} text
+ * @returns {string}
+ */
+function cut(text) {
+  return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS - 1)}…` : text;
+}
+
+/**
+ * Whether a value is shown with the observable's unit: numbers and arrays of numbers are.
+ * @param {unknown} value
+ * @returns {boolean}
+ */
+export function takesUnit(value) {
+  return numericValue(value) !== null || isNumberArray(value);
+}
+
+/**
+ * @param {unknown} value
+ * @returns {value is number[]}
+ */
+function isNumberArray(value) {
+  return Array.isArray(value) && value.length > 0 && value.every((x) => typeof x === "number");
+}
+
+/**
+ * An observable's value with its unit: "19.87 deg", "[1, 2] m"; text and null take no unit ("ok", "—").
+ * @param {unknown} value
+ * @param {string | undefined} unit
+ * @returns {string}
+ */
+export function formatObservable(value, unit) {
+  const text = formatValue(value);
+  return unit && takesUnit(value) ? `${text} ${unit}` : text;
+}
+
+/**
+ * The samples of the last `windowMs` before `now` (the array itself when none is older).
+ * @param {readonly Sample[]} samples  oldest first
+ * @param {number} now
+ * @param {number} [windowMs]
+ * @returns {Sample[]}
+ */
+export function pruneSamples(samples, now, windowMs = OBSERVABLE_WINDOW_MS) {
+  const oldest = now - windowMs;
+  let first = 0;
+  while (first < samples.length && samples[first].t < oldest) first += 1;
+  return first === 0 ? /** @type {Sample[]} */ (samples) : samples.slice(first);
+}
+
+/**
+ * The samples with `sample` added and those older than the window dropped (a new array). A
+ * sample in the same {@link SAMPLE_SLOT_MS} slot as the newest replaces it, so a page reporting
+ * faster than 10 times a second does not grow the history.
+ * @param {readonly Sample[]} samples  oldest first
+ * @param {Sample} sample
+ * @param {number} [windowMs]
+ * @returns {Sample[]}
+ */
+export function addSample(samples, sample, windowMs = OBSERVABLE_WINDOW_MS) {
+  const kept = pruneSamples(samples, sample.t, windowMs).slice();
+  const last = kept[kept.length - 1];
+  if (last && Math.floor(last.t / SAMPLE_SLOT_MS) === Math.floor(sample.t / SAMPLE_SLOT_MS)) kept[kept.length - 1] = sample;
+  else kept.push(sample);
+  return kept;
+}
+
+/**
+ * The `points` of a sparkline's polyline: time runs left to right up to `now`, from the oldest
+ * sample in the window (so a history shorter than the window fills the width at once); the
+ * values' range fills the height (a constant value is a line across the middle). Empty with
+ * fewer than two samples in the window.
+ * @param {readonly Sample[]} samples  oldest first
+ * @param {{now: number, width?: number, height?: number, windowMs?: number}} frame
+ * @returns {string}  "x,y x,y ..." in px, one decimal
+ */
+export function sparklinePoints(samples, { now, width = SPARKLINE_WIDTH, height = SPARKLINE_HEIGHT, windowMs = OBSERVABLE_WINDOW_MS }) {
+  const shown = pruneSamples(samples, now, windowMs).filter((s) => s.t <= now);
+  if (shown.length < 2) return "";
+  const pad = 1.5; // half the stroke and a little: the line's extremes are not clipped
+  let min = Infinity;
+  let max = -Infinity;
+  for (const { v } of shown) {
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const start = Math.max(now - windowMs, shown[0].t);
+  const span = now - start || 1;
+  const round = (/** @type {number} */ x) => Math.round(x * 10) / 10;
+  return shown
+    .map(({ t, v }) => {
+      const x = pad + ((t - start) / span) * (width - 2 * pad);
+      const y = max === min ? height / 2 : pad + (1 - (v - min) / (max - min)) * (height - 2 * pad);
+      return `${round(x)},${round(y)}`;
+    })
+    .join(" ");
+}
+
+/**
+ * What a row says to a screen reader: "angle: 19.87 deg", "period: no value", "echo: not reported".
+ * @param {string} name
+ * @param {{reported: boolean, value: unknown}} read
+ * @param {string | undefined} unit
+ * @returns {string}
+ */
+export function observableLabel(name, read, unit) {
+  if (!read.reported) return `${name}: not reported`;
+  if (read.value === null || read.value === undefined) return `${name}: no value`;
+  return `${name}: ${formatObservable(read.value, unit)}`;
+}
+
+/**
  * @param {string} tag
  * @param {Record<string, string>} [attrs]
  * @param {(Node | string)[]} [children]
@@ -84,6 +287,8 @@ export const PANEL_STYLE = `
   border-left: 1px solid var(--jp-border-color2, #ddd); background: var(--jp-layout-color1, #fff); font-size: var(--jp-ui-font-size1, 13px); }
 .sb-panel-head { display: flex; align-items: center; gap: .5em; padding: 6px 8px; border-bottom: 1px solid var(--jp-border-color2, #ddd); }
 .sb-panel-head .sb-model { color: var(--jp-ui-font-color2, #666); font-size: .9em; margin-left: auto; }
+.sb-panel-head .sb-copied { color: var(--jp-ui-font-color2, #666); font-size: .85em; }
+.sb-code { margin: 4px 0; font-size: .85em; max-height: 160px; overflow: auto; white-space: pre; user-select: all; }
 .sb-log { flex: 1 1 auto; overflow-y: auto; padding: 6px 8px; display: flex; flex-direction: column; gap: 6px; min-height: 120px; }
 .sb-msg { padding: 5px 8px; border-radius: 6px; line-height: 1.35; white-space: pre-wrap; overflow-wrap: anywhere; }
 .sb-msg.sb-user { align-self: flex-end; background: var(--jp-brand-color1, #1976d2); color: #fff; max-width: 85%; }
@@ -106,7 +311,8 @@ export const PANEL_STYLE = `
 .sb-panel button:disabled { opacity: .5; cursor: default; }
 .sb-panel button:focus-visible, .sb-panel textarea:focus-visible, .sb-panel input:focus-visible, .sb-panel select:focus-visible {
   outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: 1px; }
-.sb-inspector { border-top: 1px solid var(--jp-border-color2, #ddd); padding: 4px 8px 8px; max-height: 45%; overflow-y: auto; }
+.sb-inspect { flex: 0 1 auto; min-height: 0; border-top: 1px solid var(--jp-border-color2, #ddd); max-height: 45%; overflow-y: auto; }
+.sb-inspector { padding: 4px 8px 8px; }
 .sb-inspector summary { cursor: pointer; padding: 2px 0; font-weight: 600; }
 .sb-row { display: grid; grid-template-columns: minmax(80px, 34%) 1fr; gap: 4px 8px; align-items: center; margin: 3px 0; }
 .sb-row label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
@@ -115,6 +321,15 @@ export const PANEL_STYLE = `
 .sb-row input[type=number] { width: 6em; }
 .sb-row input, .sb-row select { font: inherit; color: inherit; background: var(--jp-input-background, transparent); }
 .sb-unit { color: var(--jp-ui-font-color2, #666); font-size: .9em; }
+.sb-observables { padding: 4px 8px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); }
+.sb-observables h3 { font-size: inherit; font-weight: 600; margin: 2px 0; color: inherit; }
+.sb-obs-list { list-style: none; margin: 0; padding: 0; }
+.sb-obs { display: grid; grid-template-columns: minmax(80px, 34%) 1fr ${SPARKLINE_WIDTH}px; gap: 4px 8px; align-items: center; margin: 3px 0; }
+.sb-obs-name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.sb-obs-value { font-variant-numeric: tabular-nums; overflow-wrap: anywhere; min-width: 0; }
+.sb-obs[data-kind="none"] .sb-obs-text { color: var(--jp-ui-font-color2, #666); }
+.sb-spark { display: block; color: var(--jp-brand-color1, #1976d2); }
+.sb-obs:not([data-kind="number"]) .sb-spark { visibility: hidden; }
 `;
 
 /**
@@ -127,7 +342,11 @@ export const PANEL_STYLE = `
 export function mountPanel(host, model, signal) {
   const panel = h("section", { class: "sb-panel", "aria-label": "Assistant and parameters" });
   const modelName = h("span", { class: "sb-model", text: "" });
-  const head = h("div", { class: "sb-panel-head" }, [h("strong", { text: "Assistant" }), modelName]);
+  const copy = /** @type {HTMLButtonElement} */ (
+    h("button", { type: "button", class: "sb-copy", text: "Copy as code", title: "Copy the changes so far as Python code" })
+  );
+  const copied = h("span", { class: "sb-copied", role: "status", text: "" });
+  const head = h("div", { class: "sb-panel-head" }, [h("strong", { text: "Assistant" }), modelName, copy, copied]);
   const log = h("div", { class: "sb-log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
   const banners = h("div", { class: "sb-banners" });
   const textarea = /** @type {HTMLTextAreaElement} */ (
@@ -137,7 +356,10 @@ export function mountPanel(host, model, signal) {
   const stop = /** @type {HTMLButtonElement} */ (h("button", { type: "button", text: "Stop", "aria-label": "Stop the agent" }));
   const input = h("div", { class: "sb-input" }, [textarea, send, stop]);
   const inspector = h("details", { class: "sb-inspector", open: "" }, [h("summary", { text: "Parameters" })]);
-  panel.append(head, log, banners, input, inspector);
+  const observablesHeading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Observables" });
+  const observables = h("section", { class: "sb-observables", "aria-labelledby": observablesHeading.id }, [observablesHeading]);
+  // the parameters and what the page reports scroll together, under the conversation
+  panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, observables]));
   host.append(panel);
 
   /** @type {HTMLElement | null} live assistant text of the run in progress */
@@ -284,7 +506,24 @@ export function mountPanel(host, model, signal) {
     else if (isApprovalClosed(msg)) {
       approvals.get(msg.id)?.remove();
       approvals.delete(msg.id);
-    }
+    } else if (isCodeMessage(msg)) putOnClipboard(msg.text);
+  }
+
+  /** The kernel's code for the changes so far: onto the clipboard, or shown to copy by hand. */
+  function putOnClipboard(/** @type {string} */ text) {
+    const shown = () => {
+      copied.textContent = "select and copy:";
+      banners.querySelector(".sb-code")?.remove();
+      banners.append(h("pre", { class: "sb-code", text }));
+    };
+    const clipboard = globalThis.navigator?.clipboard;
+    if (!clipboard) return shown();
+    clipboard.writeText(text).then(() => {
+      copied.textContent = "copied";
+      setTimeout(() => {
+        if (copied.textContent === "copied") copied.textContent = "";
+      }, 3000);
+    }, shown);
   }
 
   function submit() {
@@ -308,6 +547,7 @@ export function mountPanel(host, model, signal) {
 
   send.addEventListener("click", submit, { signal });
   stop.addEventListener("click", () => model.send(cancelMessage()), { signal });
+  copy.addEventListener("click", () => model.send(copyCodeMessage()), { signal });
   textarea.addEventListener(
     "keydown",
     (e) => {
@@ -322,6 +562,7 @@ export function mountPanel(host, model, signal) {
   );
 
   const inspectorApi = buildInspector(inspector, model, signal);
+  const observablesApi = buildObservables(observables, model);
 
   model.on("msg:custom", onCustom);
   model.on("change:transcript", renderTranscript);
@@ -329,6 +570,8 @@ export function mountPanel(host, model, signal) {
   model.on("change:chat_model", onBusy);
   model.on("change:values", inspectorApi.sync);
   model.on("change:manifest", inspectorApi.rebuild);
+  model.on("change:manifest", observablesApi.rebuild);
+  model.on("change:state", observablesApi.record);
   renderTranscript();
   onBusy();
 
@@ -340,6 +583,9 @@ export function mountPanel(host, model, signal) {
     model.off("change:chat_model", onBusy);
     model.off("change:values", inspectorApi.sync);
     model.off("change:manifest", inspectorApi.rebuild);
+    model.off("change:manifest", observablesApi.rebuild);
+    model.off("change:state", observablesApi.record);
+    observablesApi.dispose();
     panel.remove();
   };
 }
@@ -479,4 +725,177 @@ function buildInspector(container, model, signal) {
 
   rebuild();
   return { rebuild, sync };
+}
+
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/**
+ * @typedef {object} ObservableRow
+ * @property {string} name
+ * @property {string | undefined} unit
+ * @property {HTMLElement} row
+ * @property {HTMLElement} text  the value, without its unit
+ * @property {HTMLElement} unitEl
+ * @property {SVGPolylineElement} line
+ * @property {Sample[]} samples  the numeric values of the last 30 s, oldest first
+ * @property {{reported: boolean, value: unknown}} read  the value in the latest state
+ */
+
+/**
+ * The observables section: one row per observable the manifest declares, with its latest value,
+ * its unit and a sparkline of its last 30 s of numeric values.
+ *
+ * Cheap by construction: a state change only reads each observable and appends a sample (one
+ * per 100 ms slot); the DOM is written at most every OBSERVABLE_REDRAW_MS, and not at all while
+ * the section is out of sight (a collapsed or hidden notebook, a background tab, scrolled away).
+ * It is drawn from the samples it kept as soon as it shows again.
+ * @param {HTMLElement} section
+ * @param {Model} model
+ */
+function buildObservables(section, model) {
+  const list = h("ul", { class: "sb-obs-list" });
+  section.append(list);
+  /** @type {ObservableRow[]} */
+  let rows = [];
+  let visible = typeof IntersectionObserver === "undefined"; // without one, always drawn
+  let dirty = true;
+  let lastDraw = -Infinity;
+  /** @type {ReturnType<typeof setTimeout> | null} */
+  let timer = null;
+
+  /**
+   * @param {string} name
+   * @param {Observable} declared
+   * @returns {ObservableRow}
+   */
+  function makeRow(name, declared) {
+    const text = h("span", { class: "sb-obs-text" });
+    const unitEl = h("span", { class: "sb-unit" });
+    const svg = document.createElementNS(SVG_NS, "svg");
+    for (const [k, v] of Object.entries({
+      class: "sb-spark",
+      width: String(SPARKLINE_WIDTH),
+      height: String(SPARKLINE_HEIGHT),
+      viewBox: `0 0 ${SPARKLINE_WIDTH} ${SPARKLINE_HEIGHT}`,
+      "aria-hidden": "true", // the value's text says it; the line only shows where it has been
+      focusable: "false",
+    })) {
+      svg.setAttribute(k, v);
+    }
+    const line = document.createElementNS(SVG_NS, "polyline");
+    for (const [k, v] of Object.entries({
+      fill: "none",
+      stroke: "currentColor",
+      "stroke-width": "1.5",
+      "stroke-linejoin": "round",
+      "stroke-linecap": "round",
+      points: "",
+    })) {
+      line.setAttribute(k, v);
+    }
+    svg.append(line);
+    const row = h("li", { class: "sb-obs", "data-name": name, "data-kind": "none" }, [
+      h("span", { class: "sb-obs-name", text: name, title: declared.description ? `${name} — ${declared.description}` : name }),
+      h("span", { class: "sb-obs-value" }, [text, " ", unitEl]),
+      svg,
+    ]);
+    const unit = declared.unit || undefined;
+    const entry = { name, unit, row, text, unitEl, line, samples: [], read: { reported: false, value: undefined } };
+    show(entry);
+    return entry;
+  }
+
+  /** @param {ObservableRow} entry */
+  function show(entry) {
+    const { read, unit } = entry;
+    const kind = !read.reported || read.value === null || read.value === undefined ? "none" : numericValue(read.value) === null ? "text" : "number";
+    setText(entry.text, read.reported ? formatValue(read.value) : "not reported");
+    setText(entry.unitEl, unit && takesUnit(read.value) ? unit : "");
+    setAttr(entry.row, "data-kind", kind);
+    setAttr(entry.row, "aria-label", observableLabel(entry.name, read, unit));
+  }
+
+  function rebuild() {
+    const declared = /** @type {Record<string, Observable>} */ (model.get("manifest")?.observables ?? {});
+    rows = Object.entries(declared).map(([name, o]) => makeRow(name, o));
+    list.replaceChildren(...rows.map((r) => r.row));
+    section.hidden = rows.length === 0;
+    record();
+  }
+
+  /** A new state: read every observable, keep its numeric value as a sample, draw soon. */
+  function record() {
+    const state = model.get("state") ?? {};
+    const now = performance.now();
+    for (const entry of rows) {
+      entry.read = readObservable(state, entry.name);
+      const value = numericValue(entry.read.value);
+      entry.samples = value === null ? pruneSamples(entry.samples, now) : addSample(entry.samples, { t: now, v: value });
+    }
+    dirty = true;
+    schedule();
+  }
+
+  function schedule() {
+    if (!dirty || !visible || timer !== null) return;
+    timer = setTimeout(draw, Math.max(0, lastDraw + OBSERVABLE_REDRAW_MS - performance.now()));
+  }
+
+  function draw() {
+    timer = null;
+    if (!visible) return; // still dirty: drawn when it shows again
+    dirty = false;
+    const now = (lastDraw = performance.now());
+    for (const entry of rows) {
+      show(entry);
+      setAttr(entry.line, "points", entry.row.dataset.kind === "number" ? sparklinePoints(entry.samples, { now }) : "");
+    }
+  }
+
+  /** @param {boolean} seen */
+  function setVisible(seen) {
+    visible = seen && document.visibilityState !== "hidden";
+    schedule();
+  }
+  let intersecting = visible;
+  const observer =
+    typeof IntersectionObserver === "undefined"
+      ? null
+      : new IntersectionObserver((entries) => {
+          intersecting = entries[entries.length - 1].isIntersecting;
+          setVisible(intersecting);
+        });
+  observer?.observe(section);
+  const onPageVisibility = () => setVisible(intersecting);
+  document.addEventListener("visibilitychange", onPageVisibility);
+
+  function dispose() {
+    observer?.disconnect();
+    document.removeEventListener("visibilitychange", onPageVisibility);
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    rows = [];
+  }
+
+  rebuild();
+  return { rebuild, record, dispose };
+}
+
+/**
+ * Write an element's text only when it changed (no layout work for an unchanged value).
+ * @param {Element} el
+ * @param {string} text
+ */
+function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
+}
+
+/**
+ * @param {Element} el
+ * @param {string} name
+ * @param {string} value
+ */
+function setAttr(el, name, value) {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Message shapes, builders and validation for splitbrain-widget, wire protocol version 1.2.
+ * Message shapes, builders and validation for splitbrain-widget, wire protocol version 1.4.
  *
  * A translation of docs/protocol.md (the definition; when they disagree the
  * document is right). Shared by the view (widget.js, relay.js, panel.js) and the
@@ -21,7 +21,7 @@
 export const PROTOCOL_VERSION = 1;
 
 /** The compatible additions within the major version that this translation knows (docs/protocol.md, Versions). */
-export const PROTOCOL_MINOR = 3;
+export const PROTOCOL_MINOR = 4;
 
 /** `source` of every view -> target postMessage. */
 export const PARENT_SOURCE = "splitbrain-parent";
@@ -34,6 +34,9 @@ export const MAX_ERROR_TEXT = 500;
 
 /** Most messages the target API buffers before the target calls `SplitBrain.ready()`. */
 export const MAX_BUFFERED = 10000;
+
+/** Longest `text` of a kernel -> view `code` message, in characters (code points). */
+export const MAX_CODE_TEXT = 200000;
 
 // ---------------------------------------------------------------------------
 // Types (docs/protocol.md, section by section)
@@ -139,7 +142,15 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
  * @property {string} id
  */
 
-/** @typedef {KernelRequest | ChatEventMessage | ApprovalRequest | ApprovalClosed} KernelMessage */
+/**
+ * kernel -> view: the answer to `copy_code`, the audit's changes as a Python cell
+ * (`sim.audit.to_code()`), at most MAX_CODE_TEXT characters.
+ * @typedef {object} CodeMessage
+ * @property {"code"} kind
+ * @property {string} text
+ */
+
+/** @typedef {KernelRequest | ChatEventMessage | ApprovalRequest | ApprovalClosed | CodeMessage} KernelMessage */
 
 /**
  * view -> kernel: the target handled request `id`.
@@ -175,9 +186,10 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
 
 /**
  * view -> kernel: the chat panel's input, its Stop button, the retry banner's Skip wait, a
- * decision on an approval request, and a change from the parameter inspector.
+ * decision on an approval request, a change from the parameter inspector, and Copy as code.
  * @typedef {{kind: "chat", text: string} | {kind: "cancel"} | {kind: "skip_wait"}
- *   | {kind: "approval", id: string, approved: boolean} | {kind: "set", values: Values}} PanelMessage
+ *   | {kind: "approval", id: string, approved: boolean} | {kind: "set", values: Values}
+ *   | {kind: "copy_code"}} PanelMessage
  */
 
 /** @typedef {Reply | ViewEvent | PanelMessage} ViewMessage */
@@ -452,6 +464,26 @@ export function isApprovalClosed(msg) {
   return isPlainObject(msg) && msg.kind === "approval_closed" && isString(msg.id);
 }
 
+/**
+ * @param {string} text
+ * @returns {number} its length in code points, as the kernel and the schema count it
+ */
+function codePoints(text) {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
+}
+
+/**
+ * Whether `msg` is a kernel -> view `code` message: a string `text` of at most MAX_CODE_TEXT characters.
+ * @param {unknown} msg
+ * @returns {msg is CodeMessage}
+ */
+export function isCodeMessage(msg) {
+  if (!isPlainObject(msg) || msg.kind !== "code" || !isString(msg.text)) return false;
+  return msg.text.length <= MAX_CODE_TEXT || codePoints(msg.text) <= MAX_CODE_TEXT;
+}
+
 // --- view -> kernel: what the view sends, built in one place ----------------
 
 /**
@@ -564,6 +596,11 @@ export function approvalMessage(id, approved) {
  */
 export function setMessage(values) {
   return { kind: "set", values };
+}
+
+/** @returns {PanelMessage} Copy as code: the kernel answers with a `code` message (isCodeMessage) */
+export function copyCodeMessage() {
+  return { kind: "copy_code" };
 }
 
 /**

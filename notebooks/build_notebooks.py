@@ -212,6 +212,21 @@ QUICKSTART: list[Cell] = [
     ),
     md(
         """
+        ## What was done, as code
+
+        Every change (from Python, the agent, the chat panel or the inspector's controls) is in the
+        audit log; `sim.audit.to_code()` turns it into the fewest calls that reproduce the values, each
+        headed by the request that caused it. The chat panel's **Copy as code** button puts the same
+        code on the clipboard, and `sim.to_cell()` puts it into a new cell below this one.
+        """
+    ),
+    code(
+        """
+        print(sim.audit.to_code())
+        """
+    ),
+    md(
+        """
         ## Next
 
         - `teaching_projectile.ipynb`: steer a projectile to land at 50 m, with the physics explained.
@@ -363,8 +378,9 @@ TEACHING_PROJECTILE: list[Cell] = [
         `sim.seek("range", 50, vary="speed")` does what the loop above does, with a well-kept root
         finder instead of our secant steps: scipy's `brentq` first brackets the answer between two
         speeds whose ranges fall on either side of 50 m (here the ends of the manifest's 0-100 m/s),
-        then narrows the bracket, each try measured on the page. It stops once a try lands within 1%
-        of the goal (0.5 m), and `evaluations` lists every try.
+        then narrows the bracket, each try measured on the page. It stops once a try lands within
+        `tol` of the goal (by default 1%, 0.5 m; here 0.01 m, as the loop above), and `evaluations`
+        lists every try.
 
         Both methods read the same page. The secant loop is shorter to write and converges fast from
         a good first guess, but nothing keeps it inside the allowed speeds, and two tries with the
@@ -374,7 +390,7 @@ TEACHING_PROJECTILE: list[Cell] = [
     ),
     code(
         """
-        result = sim.seek("range", GOAL, vary="speed")
+        result = sim.seek("range", GOAL, vary="speed", tol=0.01)
         print(result.message)
         for n, step in enumerate(result.evaluations, 1):
             print(f"try {n}: {step['value']:6.3f} m/s -> {step['observable']:6.2f} m")
@@ -394,6 +410,7 @@ TEACHING_PROJECTILE: list[Cell] = [
 
         best = sim.seek("range", "max", vary="angle")
         print(best.message)
+        _ = sim.set_parameter("angle", 45)  # back to 45° for what follows
         """
     ),
     md(
@@ -574,6 +591,35 @@ SWEEPS: list[Cell] = [
             with Client(cluster) as client:
                 on_cluster = sb.sweep(sim, grid, measure=["range", "flight_time"], client=client, progress=False)
         print("the same table as on this machine:", on_cluster.equals(table))
+        """
+    ),
+    md(
+        """
+        ## A minute of what the page measures, as data
+
+        `record(seconds, every=0.1)` returns the page's observables over time as a pandas table, one
+        row per tenth of a second; on a headless page the clock runs forward, so a minute takes no
+        minute. Without damping a pendulum's energy stays put (to the integrator's accuracy); with
+        damping it decays exponentially.
+        """
+    ),
+    code(
+        """
+        with sb.HeadlessTarget("pendulum") as page:
+            steady = page.record(60, observables=["energy"])
+            page.set_parameter("damping", 0.1)
+            damped = page.record(60, observables=["energy"])
+        print(len(steady), "rows;", steady.columns.tolist(), steady.attrs["units"])
+        energy = steady.iloc[:, 0]
+        print(f"without damping the energy stays between {energy.min()} and {energy.max()} J/kg (as the page rounds it)")
+        print(f"with damping it falls from {damped.iloc[0, 0]} to {damped.iloc[-1, 0]} J/kg")
+
+        fig, ax = plt.subplots(figsize=(7, 3))
+        ax.plot(steady.index, steady.iloc[:, 0], label="no damping")
+        ax.plot(damped.index, damped.iloc[:, 0], label="damping 0.1 1/s")
+        ax.set(xlabel=steady.index.name, ylabel=steady.columns[0], title="pendulum energy over a minute")
+        ax.legend()
+        plt.show()
         """
     ),
 ]

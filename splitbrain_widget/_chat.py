@@ -13,9 +13,10 @@ import time
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._audit import INSPECTOR, call_source
 from ._secrets import redact
 from .agent._tools import call_label
-from .protocol import ProtocolError, approval_closed, approval_request, chat_event
+from .protocol import ProtocolError, approval_closed, approval_request, chat_event, code_message
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -72,6 +73,18 @@ class ChatController:
         """A control in the panel moved: apply it like any other call (validated, audited)."""
         threading.Thread(target=self._set, args=(values,), name="splitbrain-control", daemon=True).start()
 
+    def on_copy_code(self) -> None:
+        """The panel's "Copy as code": send it ``sim.audit.to_code()`` (bounded) to put on the clipboard."""
+        try:
+            message = code_message(self.sim.audit.to_code())
+        except Exception:  # the panel must get an answer; a bug here must not reach the comm thread
+            log.exception("could not write the audit as code")
+            message = code_message("# could not write the calls as code; see the kernel's log")
+        try:
+            self.sim.send(message)
+        except Exception:
+            log.debug("could not send the code", exc_info=True)
+
     def busy(self) -> bool:
         return self._worker is not None and self._worker.is_alive()
 
@@ -117,7 +130,8 @@ class ChatController:
         self._append({"role": "user", "text": text})
         self.sim.chat_busy = True
         try:
-            result = self.agent.ask(text, on_event=self._on_event)
+            with call_source(f"chat: {text}"):  # Agent.ask carries it to its run's tool calls
+                result = self.agent.ask(text, on_event=self._on_event)
             entry: dict[str, Any] = {"role": "assistant", "text": result.text, "model": result.model}
             if result.stopped:
                 entry["stopped"] = result.stopped
@@ -130,7 +144,8 @@ class ChatController:
             self.sim.chat_model = self.agent.model if self.agent else ""
 
     def _set(self, values: dict[str, Any]) -> None:
-        result = self.sim.set_parameters(values)
+        with call_source(INSPECTOR):
+            result = self.sim.set_parameters(values)
         if not result.ok and result.error is not None:
             self._send_event({"kind": "control_error", "text": str(result)})
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Coroutine
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from . import registry
 
@@ -56,6 +56,8 @@ MAX_IDLE_PAGES = 4
 READY_WAIT_S = 15.0  # the relay's READY_TIMEOUT_MS: an advance waits this long for a loading page
 CLOSE_WAIT_S = 5.0
 EVALUATES_IN_FLIGHT = 2  # batches of ops sent before the first is answered (each answer is ~1 ms away)
+MAX_SAMPLES = 100_000  # states of one sampled advance (js/host.js MAX_SAMPLES)
+MAX_SAMPLE_CHARS = 64 << 20  # their JSON together, enforced by the host page (js/host.js MAX_SAMPLE_CHARS)
 INSTALL_HINT = "apt-get install chromium (Debian's browser; never `playwright install`)"
 
 _T = TypeVar("_T")
@@ -103,6 +105,39 @@ def _require_playwright() -> None:
             f"the headless runtime needs the playwright Python package ({exc}): pip install playwright "
             "(the package only; the browser is Debian's chromium, never `playwright install`)"
         ) from None
+
+
+def _samples(ms: float, every_ms: float) -> int:
+    """The steps of a sampled advance: the last ends at ``ms``; at least one (js/host.js sampleCount)."""
+    return max(1, math.ceil(ms / every_ms - 1e-9))
+
+
+class _Samples:
+    """The states of one sampled advance, as its parts come in: ``expected`` of them, dicts each."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self.states: list[dict[str, Any]] = []
+        self.bad = ""
+
+    def add(self, states: Any) -> bool:
+        """Take a part; False (and :meth:`why`) when it is not a list of states or one too many."""
+        if not isinstance(states, list) or not all(isinstance(state, dict) for state in states):
+            self.bad = "the host page sent a part of a sampled advance that is not a list of states"
+        elif len(self.states) + len(states) > self.expected:
+            self.bad = f"the host page sent more states than the {self.expected} steps of a sampled advance"
+        else:
+            self.states.extend(states)
+        return not self.bad
+
+    def complete(self) -> bool:
+        if len(self.states) != self.expected:
+            got = len(self.states)
+            self.bad = f"the host page sent {got} states for the {self.expected} steps of a sampled advance"
+        return not self.bad
+
+    def why(self) -> str:
+        return self.bad or "a sampled advance failed"
 
 
 @cache
@@ -324,7 +359,9 @@ class HeadlessPage:
         self._ops: list[str] = []
         self._closing = False
         self._closed = concurrent.futures.Future[None]()
-        self._advances: dict[str, concurrent.futures.Future[dict[str, Any]]] = {}
+        self._advances: dict[str, concurrent.futures.Future[Any]] = {}
+        self._sampled: dict[str, _Samples] = {}  # the sampled ones among them
+        self.max_sample_chars = MAX_SAMPLE_CHARS
         self._failure: HeadlessError | None = None
         self._host: _HostPage | None = None
         # Used on the engine's loop only (an Event binds to the loop that first waits on it).
@@ -356,26 +393,51 @@ class HeadlessPage:
             op["html"] = self._html
         self._push(op)
 
-    def advance(self, seconds: float, timeout: float | None = None) -> dict[str, Any]:
+    @overload
+    def advance(self, seconds: float, timeout: float | None = None, *, every: None = None) -> dict[str, Any]: ...
+    @overload
+    def advance(self, seconds: float, timeout: float | None = None, *, every: float) -> list[dict[str, Any]]: ...
+    def advance(
+        self, seconds: float, timeout: float | None = None, *, every: float | None = None
+    ) -> dict[str, Any] | list[dict[str, Any]]:
         """Run the page's virtual clock ``seconds`` forward; returns the page's state after it.
+
+        With ``every`` (simulated seconds), the clock runs in steps of ``every`` and the result is the
+        list of the states after each step, in order, from one call (the page is asked for its state
+        at the end of every step; the states come back together, not one round trip each). There are
+        ``ceil(seconds / every)`` of them, at least one: the last step ends at ``seconds`` (shorter
+        than ``every`` when ``every`` does not divide it), so the last state is the one ``advance``
+        without ``every`` returns. At most :data:`MAX_SAMPLES` (100,000) steps (more is a ValueError,
+        at once), their states at most ``max_sample_chars`` (64 Mi) characters of JSON together
+        (more fails the call with :class:`HeadlessError` ``target_error``, no states returned).
 
         Waits for a loading page to become ready first. ``timeout`` (default: 45 s plus ``seconds``)
         bounds the wall time; raises :class:`HeadlessError` (``not_ready``, ``timeout``, ...). Sends
-        made while it runs reach the page between two of its one-second steps.
+        made while it runs reach the page between two of its steps (at most one second each).
         """
         if self._engine.on_loop():
             raise RuntimeError("advance() on the headless engine's thread (in on_message?) would wait for itself")
-        token, future = self._start_advance(seconds)
+        token, future = self._start_advance(seconds, every)
         wait = timeout if timeout is not None else 30.0 + seconds + READY_WAIT_S
         try:
-            return future.result(timeout=wait)
+            result: dict[str, Any] | list[dict[str, Any]] = future.result(timeout=wait)
         except concurrent.futures.TimeoutError:
             self._cancel_advance(token, future)
             raise HeadlessError("timeout", f"the page did not advance {seconds} s within {wait:.1f} s") from None
+        except KeyboardInterrupt:  # Ctrl-C: the page stops advancing too
+            self._cancel_advance(token, future)
+            raise
+        return result
 
-    async def aadvance(self, seconds: float, timeout: float | None = None) -> dict[str, Any]:
+    @overload
+    async def aadvance(self, seconds: float, timeout: float | None = None, *, every: None = None) -> dict[str, Any]: ...
+    @overload
+    async def aadvance(self, seconds: float, timeout: float | None = None, *, every: float) -> list[dict[str, Any]]: ...
+    async def aadvance(
+        self, seconds: float, timeout: float | None = None, *, every: float | None = None
+    ) -> dict[str, Any] | list[dict[str, Any]]:
         """:meth:`advance` for asyncio code: waits without blocking the running loop."""
-        token, future = self._start_advance(seconds)
+        token, future = self._start_advance(seconds, every)
         wait = timeout if timeout is not None else 30.0 + seconds + READY_WAIT_S
         try:
             return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), wait)
@@ -463,26 +525,41 @@ class HeadlessPage:
     def _kick(self) -> None:
         self._engine.loop.call_soon_threadsafe(self._wake.set)
 
-    def _start_advance(self, seconds: float) -> tuple[str, concurrent.futures.Future[dict[str, Any]]]:
+    def _start_advance(self, seconds: float, every: float | None = None) -> tuple[str, concurrent.futures.Future[Any]]:
         if not self.virtual_time:
             raise ValueError("advance() needs a page with virtual time (virtual_time=True); this one runs in real time")
         if not isinstance(seconds, int | float) or not math.isfinite(seconds) or seconds < 0:
             raise ValueError(f"advance() takes a finite number of seconds >= 0, got {seconds!r}")
-        future = concurrent.futures.Future[dict[str, Any]]()
+        op: dict[str, Any] = {"op": "advance", "ms": seconds * 1000.0}
+        samples = 0
+        if every is not None:
+            if isinstance(every, bool) or not isinstance(every, int | float) or not math.isfinite(every) or every <= 0:
+                raise ValueError(f"advance(every=...) takes a finite number of seconds > 0, got {every!r}")
+            samples = _samples(op["ms"], every * 1000.0)
+            if samples > MAX_SAMPLES:
+                raise ValueError(
+                    f"advance({seconds}, every={every}) would take {samples:,} samples, more than the "
+                    f"{MAX_SAMPLES:,} of one advance: raise every, or advance fewer seconds at a time"
+                )
+            op.update(every=every * 1000.0, max_chars=self.max_sample_chars)
+        future = concurrent.futures.Future[Any]()
         with self._lock:
             failure = self._failure
             self._counter += 1
             token = f"a{self._counter}"
             if failure is None:
                 self._advances[token] = future
+                if every is not None:
+                    self._sampled[token] = _Samples(samples)
         if failure is not None:
             raise failure
-        self._push({"op": "advance", "token": token, "ms": seconds * 1000.0})
+        self._push({**op, "token": token})
         return token, future
 
-    def _cancel_advance(self, token: str, future: concurrent.futures.Future[dict[str, Any]]) -> None:
+    def _cancel_advance(self, token: str, future: concurrent.futures.Future[Any]) -> None:
         with self._lock:
             self._advances.pop(token, None)
+            self._sampled.pop(token, None)
         future.cancel()
         if not self._closing:
             self._push({"op": "cancel", "token": token})
@@ -493,6 +570,7 @@ class HeadlessPage:
             if self._failure is None:
                 self._failure = error
             pending, self._advances = self._advances, {}
+            self._sampled.clear()
         for future in pending.values():
             if not future.done():
                 future.set_exception(error)
@@ -506,22 +584,44 @@ class HeadlessPage:
     # -- the engine's side (its thread) -----------------------------------------------------
 
     def _from_host(self, message: dict[str, Any]) -> None:
-        if message.get("kind") == "_advance":
+        kind = message.get("kind")
+        if kind == "_samples":
+            self._take_samples(str(message.get("token")), message.get("states"))
+            return
+        if kind == "_advance":
+            token = str(message.get("token"))
             with self._lock:
-                future = self._advances.pop(str(message.get("token")), None)
+                future = self._advances.pop(token, None)
+                sampled = self._sampled.pop(token, None)
             result = message.get("result")
             if future is None or future.done() or not isinstance(result, dict):
                 return
             error = result.get("error")
-            if result.get("ok") is True and isinstance(result.get("state"), dict):
-                future.set_result(result["state"])
-            else:
+            if result.get("ok") is not True:
                 error = error if isinstance(error, dict) else {}
                 future.set_exception(
                     HeadlessError(str(error.get("code", "internal_error")), str(error.get("message", "advance failed")))
                 )
+            elif sampled is None and isinstance(result.get("state"), dict):
+                future.set_result(result["state"])
+            elif sampled is not None and sampled.add(result.get("states")) and sampled.complete():
+                future.set_result(sampled.states)
+            else:
+                why = "the host page's answer to an advance was malformed" if sampled is None else sampled.why()
+                future.set_exception(HeadlessError("internal_error", why))
             return
         self._deliver(message)
+
+    def _take_samples(self, token: str, states: Any) -> None:
+        """A part of a sampled advance's states, while it runs (the rest comes with its ``_advance``)."""
+        with self._lock:
+            sampled = self._sampled.get(token)
+            if sampled is None or sampled.add(states):
+                return
+            future = self._advances.pop(token, None)
+            self._sampled.pop(token, None)
+        if future is not None and not future.done():
+            future.set_exception(HeadlessError("internal_error", sampled.why()))
 
     def _host_lost(self, why: str) -> None:
         self._fail(HeadlessError("not_ready", why))

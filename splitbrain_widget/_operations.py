@@ -13,6 +13,7 @@ of its traits; the views only through the bridge (replies, views, state) and a
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Mapping
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import _kernel_tap
-from ._audit import AuditEntry, AuditLog
+from ._audit import AuditEntry, AuditLog, current_source
 from ._bridge import Bridge, PendingRequest
 from ._call_line import BLOCKING_CALL, CallLine
 from ._host import ViewHost
@@ -392,7 +393,10 @@ class Operations:
         return self.record(name, arguments, result, started)
 
     def record(self, name: str, arguments: dict[str, Any], result: ToolResult, started: float) -> ToolResult:
+        """Audit one call: its result, what it left in ``values``, the target after it, and its source
+        (:func:`~splitbrain_widget._audit.call_source`, read in the context that ends the call)."""
         result = self.done(result)
+        source = current_source()
         self.audit.record(
             AuditEntry(
                 time=time.time(),
@@ -404,9 +408,26 @@ class Operations:
                 duration_ms=(time.monotonic() - started) * 1000,
                 view_id=result.answered_by,
                 views_applied=result.views_applied,
+                changed=self._left(name, result),
+                target=result.target,
+                source=source.text if source is not None else None,
+                agent_id=source.agent_id if source is not None else None,
             )
         )
         return result
+
+    def _left(self, name: str, result: ToolResult) -> dict[str, Any]:
+        """What a call left in the kernel's ``values``, dotted path -> value: a set's or seek's
+        ``changed`` (a change kept for a page to come counts: the values hold it), a reset's defaults,
+        the new target's defaults after ``select_target``; nothing for a read or a refused call
+        (``target_error``, ``cancelled``, an invalid value, a queued call whose deadline passed)."""
+        if name == "select_target":
+            code = result.error.code if result.error is not None else None
+            switched = code not in ("unknown_target", "cancelled")  # it switched before it asked the page
+            return copy.deepcopy(self._session.target.manifest.defaults()) if switched else {}
+        if not (result.ok or result.kept or name == "seek"):  # seek: its changed is what it left, either way
+            return {}
+        return {path: copy.deepcopy(change["value"]) for path, change in result.changed.items()}
 
 
 def _changed(manifest: Manifest, path: str, value: Any) -> ChangedValue:

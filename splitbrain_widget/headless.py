@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ._later import LATER
 from .protocol import ErrorCode, RequestMessage
@@ -125,12 +125,26 @@ class HeadlessTarget(TargetWidget):
         """Always: the page is headless, on a virtual clock."""
         return True
 
-    def advance(self, seconds: float, *, timeout: float | None = None) -> dict[str, Any]:
-        """Run the page's clock ``seconds`` of simulated time forward; return the state it reports then."""
-        return self._headless.page.advance(seconds, timeout)
+    @overload
+    def advance(self, seconds: float, *, timeout: float | None = None, every: None = None) -> dict[str, Any]: ...
+    @overload
+    def advance(self, seconds: float, *, timeout: float | None = None, every: float) -> list[dict[str, Any]]: ...
+    def advance(
+        self, seconds: float, *, timeout: float | None = None, every: float | None = None
+    ) -> dict[str, Any] | list[dict[str, Any]]:
+        """Run the page's clock ``seconds`` of simulated time forward; return the state it reports then.
+        With ``every``: in steps of ``every`` simulated seconds, the list of the states after each
+        step, from one call (``HeadlessPage.advance`` in ``_headless_engine.py`` says more)."""
+        return self._headless.page.advance(seconds, timeout, every=every)
 
-    async def aadvance(self, seconds: float, *, timeout: float | None = None) -> dict[str, Any]:
-        return await self._headless.page.aadvance(seconds, timeout)
+    @overload
+    async def aadvance(self, seconds: float, *, timeout: float | None = None, every: None = None) -> dict[str, Any]: ...
+    @overload
+    async def aadvance(self, seconds: float, *, timeout: float | None = None, every: float) -> list[dict[str, Any]]: ...
+    async def aadvance(
+        self, seconds: float, *, timeout: float | None = None, every: float | None = None
+    ) -> dict[str, Any] | list[dict[str, Any]]:
+        return await self._headless.page.aadvance(seconds, timeout, every=every)
 
     def close(self) -> None:
         """Free the page (and the widget's comm, if any)."""

@@ -17,8 +17,9 @@ from pydantic_core import ErrorDetails
 from typing_extensions import TypedDict
 
 PROTOCOL_VERSION = 1  # the major version: a view announces it in `attached`, the kernel compares only it
-PROTOCOL_MINOR = 3  # the compatible additions within the major version this translation knows
+PROTOCOL_MINOR = 4  # the compatible additions within the major version this translation knows
 MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB of JSON from a view, whatever it carries
+MAX_CODE_TEXT = 200_000  # characters of the code a ``code`` message carries (the panel's "Copy as code")
 MAX_ERROR_TEXT = 500
 MAX_ID = 200  # characters of a request, view or approval id from a view
 
@@ -178,7 +179,14 @@ class ApprovalClosedMessage(TypedDict):
     id: str
 
 
-KernelMessage = RequestMessage | ChatEventMessage | ApprovalRequestMessage | ApprovalClosedMessage
+class CodeMessage(TypedDict):
+    """The answer to ``copy_code``: the audit's changes as a Python cell (``sim.audit.to_code()``)."""
+
+    kind: Literal["code"]
+    text: Annotated[str, Field(max_length=MAX_CODE_TEXT)]
+
+
+KernelMessage = RequestMessage | ChatEventMessage | ApprovalRequestMessage | ApprovalClosedMessage | CodeMessage
 _kernel_message: TypeAdapter[KernelMessage] = TypeAdapter(Annotated[KernelMessage, Field(discriminator="kind")])
 _chat_event_message: TypeAdapter[ChatEventMessage] = TypeAdapter(ChatEventMessage)
 
@@ -220,6 +228,17 @@ def approval_request(
 def approval_closed(approval_id: str) -> ApprovalClosedMessage:
     """Build the notice that closes the prompt ``approval_id``."""
     return {"kind": "approval_closed", "id": approval_id}
+
+
+def code_message(text: str) -> CodeMessage:
+    """Build the ``code`` reply; code longer than :data:`MAX_CODE_TEXT` is replaced by a comment saying
+    so (half a cell would not run)."""
+    if len(text) > MAX_CODE_TEXT:
+        text = (
+            f"# the code is {len(text):,} characters, more than the panel copies ({MAX_CODE_TEXT:,});\n"
+            "# run print(sim.audit.to_code()) or sim.to_cell() in a cell instead\n"
+        )
+    return {"kind": "code", "text": text}
 
 
 def parse_kernel_message(content: Any) -> KernelMessage:
@@ -364,6 +383,12 @@ class SetMessage(BaseModel):
     values: dict[str, Any] = Field(max_length=1000)
 
 
+class CopyCodeMessage(BaseModel):
+    """The chat panel's "Copy as code" button: the kernel answers with a ``code`` message."""
+
+    kind: Literal["copy_code"]
+
+
 ViewMessage = (
     OkReply
     | ErrorReply
@@ -377,6 +402,7 @@ ViewMessage = (
     | SkipWaitMessage
     | ApprovalMessage
     | SetMessage
+    | CopyCodeMessage
 )
 
 
@@ -397,7 +423,8 @@ _view_message: TypeAdapter[ViewMessage] = TypeAdapter(
         | CancelMessage
         | SkipWaitMessage
         | ApprovalMessage
-        | SetMessage,
+        | SetMessage
+        | CopyCodeMessage,
         Field(discriminator="kind"),
     ]
 )

@@ -14,7 +14,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
@@ -22,7 +22,7 @@ import anywidget
 import traitlets
 from typing_extensions import Unpack
 
-from . import _kernel_tap, _seek
+from . import _kernel_tap, _seek, _to_code
 from ._audit import AuditLog
 from ._bridge import Bridge
 from ._call_line import CallLine
@@ -39,6 +39,7 @@ from .protocol import (
     ApprovalMessage,
     CancelMessage,
     ChatMessage,
+    CopyCodeMessage,
     ErrorCode,
     EventMessage,
     ProtocolError,
@@ -51,6 +52,8 @@ from .protocol import (
 from .registry import Target, load_target
 
 if TYPE_CHECKING:
+    import pandas
+
     from ._headless_engine import HeadlessPage
     from .headless import HeadlessFallback
 
@@ -300,6 +303,30 @@ class TargetWidget(anywidget.AnyWidget):
     available_targets = list_targets
     aavailable_targets = alist_targets
 
+    def to_cell(self, var: str = "sim") -> None:
+        """Put ``sim.audit.to_code(var)`` in a new cell below the running one (JupyterLab, Notebook 7);
+        outside IPython a RuntimeError says to ``print(sim.audit.to_code())`` instead."""
+        _to_code.to_cell(self.audit, var)
+
+    # -- observables as data ------------------------------------------------------------------------
+
+    def record(
+        self, seconds: float, *, every: float = 0.1, observables: str | Iterable[str] | None = None
+    ) -> pandas.DataFrame:
+        """The page's observables over ``seconds``, one row every ``every`` seconds, as a pandas table
+        (columns named with their units, ``attrs["units"]``). On a headless page the clock runs
+        forward (no waiting); on a live page the page's own reports are sampled in real time."""
+        from ._record import record
+
+        return record(self, seconds, every=every, observables=observables)
+
+    async def arecord(
+        self, seconds: float, *, every: float = 0.1, observables: str | Iterable[str] | None = None
+    ) -> pandas.DataFrame:
+        from ._record import arecord
+
+        return await arecord(self, seconds, every=every, observables=observables)
+
     # -- simulated time (while the calls run on a headless page) -----------------------------------
 
     @property
@@ -309,14 +336,27 @@ class TargetWidget(anywidget.AnyWidget):
         fallback = self._fallback
         return fallback is not None and fallback.runs_calls()
 
-    def advance(self, seconds: float, *, timeout: float | None = None) -> dict[str, Any]:
+    @overload
+    def advance(self, seconds: float, *, timeout: float | None = None, every: None = None) -> dict[str, Any]: ...
+    @overload
+    def advance(self, seconds: float, *, timeout: float | None = None, every: float) -> list[dict[str, Any]]: ...
+    def advance(
+        self, seconds: float, *, timeout: float | None = None, every: float | None = None
+    ) -> dict[str, Any] | list[dict[str, Any]]:
         """Run the headless page's clock ``seconds`` of simulated time forward; return the state it
-        reports then. Raises :class:`~splitbrain_widget.headless.HeadlessError` where the calls do not
-        run on a headless page (a notebook view runs its page in real time)."""
-        return self._headless_page().advance(seconds, timeout)
+        reports then (with ``every``: in steps of ``every`` simulated seconds, the list of the states
+        after each step, from one call). Raises :class:`~splitbrain_widget.headless.HeadlessError`
+        where the calls do not run on a headless page (a notebook view runs its page in real time)."""
+        return self._headless_page().advance(seconds, timeout, every=every)
 
-    async def aadvance(self, seconds: float, *, timeout: float | None = None) -> dict[str, Any]:
-        return await self._headless_page().aadvance(seconds, timeout)
+    @overload
+    async def aadvance(self, seconds: float, *, timeout: float | None = None, every: None = None) -> dict[str, Any]: ...
+    @overload
+    async def aadvance(self, seconds: float, *, timeout: float | None = None, every: float) -> list[dict[str, Any]]: ...
+    async def aadvance(
+        self, seconds: float, *, timeout: float | None = None, every: float | None = None
+    ) -> dict[str, Any] | list[dict[str, Any]]:
+        return await self._headless_page().aadvance(seconds, timeout, every=every)
 
     def _headless_page(self) -> HeadlessPage:
         from ._headless_engine import HeadlessError
@@ -445,6 +485,8 @@ class TargetWidget(anywidget.AnyWidget):
             self._controller().on_approval(message.id, message.approved)
         elif isinstance(message, SetMessage):
             self._controller().on_set(message.values)
+        elif isinstance(message, CopyCodeMessage):
+            self._controller().on_copy_code()
 
     def _check_protocol(self, event: EventMessage) -> None:
         payload = event.payload if isinstance(event.payload, dict) else {}

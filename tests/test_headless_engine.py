@@ -8,6 +8,7 @@ the others need no browser.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 import threading
@@ -514,6 +515,212 @@ def test_round_trip_latency(open_page: Callable[..., Opened], capsys: pytest.Cap
             f"\n[headless] apply -> reply over {len(samples)} calls: median {statistics.median(samples):.2f} ms, "
             f"p95 {samples[int(0.95 * len(samples))]:.2f} ms, p99 {samples[int(0.99 * len(samples))]:.2f} ms"
         )
+
+
+# -- sampled advance: the state after each step, in one call --------------------------------------
+
+COUNTING = """
+let frames = 0, asked = 0;
+const tick = () => { frames += 1; requestAnimationFrame(tick); };
+requestAnimationFrame(tick);
+SplitBrain.onState(() => { asked += 1; return { now: performance.now(), frames, asked }; });
+SplitBrain.onApply(() => undefined);
+SplitBrain.ready();
+"""
+
+
+@browser
+def test_a_sampled_advance_returns_the_state_after_each_step(open_page: Callable[..., Opened]) -> None:
+    page, _inbox = open_page(fixture_page(COUNTING))
+    start = page.advance(0)
+    states = page.advance(2, every=0.25)
+    assert isinstance(states, list) and len(states) == 8
+    assert [s["now"] for s in states] == pytest.approx([250.0 * k for k in range(1, 9)])
+    assert [s["asked"] for s in states] == list(range(start["asked"] + 1, start["asked"] + 9)), "one request a step"
+    assert states[-1]["frames"] == start["frames"] + 120, "every frame ran"
+    # `every` that does not divide `seconds`: the last step is shorter and ends where advance would.
+    assert [s["now"] for s in page.advance(1, every=0.3)] == pytest.approx([2300, 2600, 2900, 3000])
+    assert [s["now"] for s in page.advance(0.05, every=0.1)] == pytest.approx([3050])
+    assert [s["now"] for s in page.advance(0, every=0.1)] == pytest.approx([3050])
+    # A step longer than a chunk (1 s) runs as several, with a state request at its end only.
+    asked = page.advance(0)["asked"]
+    states = page.advance(5, every=2.5)
+    assert [s["now"] for s in states] == pytest.approx([5550, 8050])
+    assert [s["asked"] for s in states] == [asked + 1, asked + 2]
+    assert isinstance(page.advance(0.5), dict), "without every: the one state, as before"
+
+
+@browser
+def test_a_sampled_advance_of_the_pendulum_steps_its_own_clock(open_page: Callable[..., Opened]) -> None:
+    page, _inbox = open_page(target_html("pendulum"))
+    t0 = page.advance(0)["t"]
+    states = run_async(page.aadvance(6, every=0.1))
+    assert len(states) == 60
+    t = [s["t"] for s in states]
+    assert all(b > a for a, b in itertools.pairwise(t)), "the page's time goes up with every step"
+    assert t[-1] - t0 == pytest.approx(6, abs=0.002) and t[0] - t0 == pytest.approx(0.1, abs=0.002)
+    assert len({s["angle"] for s in states}) > 30, "it swings: the states are the page's at each step"
+
+
+BIG = """
+SplitBrain.onState(() => ({ now: performance.now(), pad: "x".repeat(100000) }));
+SplitBrain.onApply(() => undefined);
+SplitBrain.ready();
+"""
+
+
+@browser
+def test_a_sampled_advance_with_big_states_comes_in_parts_and_its_size_is_bounded(
+    open_page: Callable[..., Opened],
+) -> None:
+    page, _inbox = open_page(fixture_page(BIG))
+    parts: list[int] = []
+    take = page._take_samples
+
+    def counted(token: str, states: Any) -> None:
+        parts.append(len(states))
+        take(token, states)
+
+    page._take_samples = counted  # type: ignore[method-assign]
+    states = page.advance(3, every=0.1)  # 30 states of 100 kB: 3 MB, in parts within 1 MiB each
+    assert [s["now"] for s in states] == pytest.approx([100.0 * k for k in range(1, 31)])
+    assert len(parts) >= 3 and all(n <= 9 for n in parts), parts
+    page.max_sample_chars = 1_000_000  # ten of these states: the eleventh fails the whole advance
+    with pytest.raises(HeadlessError) as info:
+        page.advance(3, every=0.1)
+    assert info.value.code == "target_error" and "more than 1000000 characters" in info.value.message
+    assert "after 10 of 30 steps" in info.value.message
+    assert not page._advances and not page._sampled, "nothing of it is left behind"
+    page.max_sample_chars = engine_mod.MAX_SAMPLE_CHARS
+    assert page.advance(0.1)["now"] > 4100, "the page runs on (past the steps the failed advance had posted)"
+
+
+@browser
+def test_a_sampled_advance_refuses_too_many_samples_or_a_bad_every_at_once(
+    open_page: Callable[..., Opened], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page, _inbox = open_page(fixture_page(COUNTING))
+    with pytest.raises(ValueError, match=r"100,001 samples, more than the 100,000 of one advance"):
+        page.advance(100.001, every=0.001)
+    for every in (0, -1, math.nan, math.inf, True, "0.1"):
+        with pytest.raises(ValueError, match=r"every=\.\.\.\) takes a finite number of seconds > 0"):
+            page.advance(1, every=every)
+    assert not page._advances and page.advance(0)["now"] == 0, "nothing was sent"
+    monkeypatch.setattr(engine_mod, "MAX_SAMPLES", 10)
+    assert len(page.advance(1, every=0.1)) == 10  # the cap itself is allowed
+    with pytest.raises(ValueError, match=r"11 samples, more than the 10 of one advance"):
+        page.advance(1.05, every=0.1)
+    monkeypatch.setattr(engine_mod, "MAX_SAMPLES", 200_000)  # past the engine's check: the host's own
+    with pytest.raises(HeadlessError) as info:
+        page.advance(100.001, every=0.001)
+    assert info.value.code == "invalid_value" and "more than the 100000 of one advance" in info.value.message
+    assert not page._advances and not page._sampled and page.advance(0)["now"] == 1000
+
+
+@browser
+def test_a_page_waiting_on_virtual_time_does_not_hold_a_sampled_advance(open_page: Callable[..., Opened]) -> None:
+    """Its state replies wait behind the handler; the steps do not (the clock's word ends them)."""
+    page, inbox = open_page(fixture_page(WAITING))
+    inbox.event("ready")
+    page.send(request("waits", values={"wait": 2500}))
+    states = page.advance(4, timeout=20, every=0.1)
+    assert len(states) == 40 and states[-1] == {"now": 4000}
+    assert all(s["now"] >= 2500 for s in states[:25]), "answered once the handler before them was done"
+    assert inbox.reply("waits")["state"] == {"waited": 2500}
+
+
+SLOW = """
+const tick = () => { let x = 0; for (let i = 0; i < 200000; i += 1) x += Math.sqrt(i); window.sink = x; requestAnimationFrame(tick); };
+requestAnimationFrame(tick);
+SplitBrain.onState(() => ({ now: performance.now() }));
+SplitBrain.onApply(() => undefined);
+SplitBrain.ready();
+"""
+
+
+@browser
+def test_a_reload_during_a_long_step_fails_the_sampled_advance_at_once(open_page: Callable[..., Opened]) -> None:
+    """Steps of 20 s: their first chunks have no state request behind them, only the clock's word,
+    which a reloaded page never sends. The host notices the reload instead."""
+    page, inbox = open_page(fixture_page(SLOW))
+    page.advance(0)
+    outcome: list[BaseException | list[dict[str, Any]]] = []
+
+    def run() -> None:
+        try:
+            outcome.append(page.advance(600, every=20, timeout=120))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    until = time.monotonic() + 60
+    while page._host_evaluate("splitbrainHost.inspect().virtualMs") < 2000 and not outcome:
+        assert time.monotonic() < until, "the advance did not get under way"
+        time.sleep(0.01)
+    page.reload()
+    thread.join(60)
+    assert outcome, "the advance still runs"
+    error = outcome[0]
+    assert isinstance(error, HeadlessError) and error.code == "not_ready" and "reloaded" in error.message, error
+    assert not page._sampled
+    inbox.wait_for(lambda m: len(inbox.of_type("ready")) >= 2, what="the reloaded page's ready")
+    assert [s["now"] for s in page.advance(0.2, every=0.1)] == pytest.approx([100, 200]), "a fresh clock"
+
+
+@browser
+def test_a_cancelled_sampled_aadvance_leaves_nothing_booked(open_page: Callable[..., Opened]) -> None:
+    import asyncio
+
+    page, _inbox = open_page(target_html("pendulum"))
+    before = page.advance(0)["t"]
+
+    async def drive() -> None:
+        task = asyncio.create_task(page.aadvance(10_000, every=0.1))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run_async(drive())
+    assert not page._advances and not page._sampled
+    after = page.advance(0.5, every=0.25)
+    assert len(after) == 2 and before <= after[-1]["t"] < 10_000
+
+
+def test_the_answer_to_a_sampled_advance_is_checked_before_it_is_returned() -> None:
+    """What the host page sends for one: all its steps' states, or an error; never a part."""
+    page = HeadlessPage.__new__(HeadlessPage)
+    page._lock = threading.Lock()
+    page._advances, page._sampled = {}, {}
+    page._on_message = lambda message: None
+    page.view_id = "h-test"
+
+    def book(token: str, expected: int) -> Any:
+        import concurrent.futures
+
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        page._advances[token] = future
+        page._sampled[token] = engine_mod._Samples(expected)
+        return future
+
+    def answer(token: str, states: list[Any]) -> Message:
+        return {"kind": "_advance", "token": token, "result": {"ok": True, "states": states, "samples": 3}}
+
+    ok = book("a1", 3)
+    page._from_host({"kind": "_samples", "token": "a1", "states": [{"k": 1}, {"k": 2}]})
+    page._from_host(answer("a1", [{"k": 3}]))
+    assert ok.result(0) == [{"k": 1}, {"k": 2}, {"k": 3}]
+    short, long, bad = book("a2", 3), book("a3", 3), book("a4", 3)
+    page._from_host(answer("a2", [{"k": 1}]))
+    page._from_host({"kind": "_samples", "token": "a3", "states": [{}, {}, {}, {}]})
+    page._from_host({"kind": "_samples", "token": "a4", "states": [{}, 5]})
+    for future, why in ((short, "sent 1 states for the 3"), (long, "more states than the 3"), (bad, "not a list")):
+        error = future.exception(0)
+        assert isinstance(error, HeadlessError) and error.code == "internal_error" and why in error.message
+    assert not page._advances and not page._sampled
+    assert engine_mod._samples(60_000, 100) == 600 and engine_mod._samples(1000, 300) == 4
+    assert engine_mod._samples(0, 100) == 1 and engine_mod._samples(300 * 0.1 * 1000, 0.1 * 1000) == 300
 
 
 # -- lifecycle -----------------------------------------------------------------------------------

@@ -195,6 +195,40 @@ CORPUS: list[tuple[str, str, list[tuple[str, dict[str, Any]]]]] = [
     ("waves", "show nodal lines", sets(display__show_nodal_lines=True)),
     ("waves", "what is the wavelength?", [("fetch_state", {})]),
     ("bouncer", "switch to the projectile", [("select_target", {"target": "projectile"})]),
+    # an option of this target's own parameter is set, not a target switch
+    ("pendulum", "switch to the double pendulum", sets(pendulum__mode="double")),
+    ("pendulum", "switch to double mode", sets(pendulum__mode="double")),
+    ("pendulum", "change to the simple pendulum", sets(pendulum__mode="simple")),
+    ("pendulum", "go to the double pendulum", sets(pendulum__mode="double")),
+    ("waves", "switch to viridis", sets(display__colormap="viridis")),
+    ("launcher", "switch to neon", sets(display__theme="neon")),
+    ("pendulum", "switch to the projectile", [("select_target", {"target": "projectile"})]),  # a target still
+    ("pendulum", "switch to pendulum", [("select_target", {"target": "swing"})]),  # its title, not an option
+    # "stop the ball": the one parameter whose description says 0 stops it
+    ("bouncer", "stop the ball", sets(settings__speed=0.0)),
+    ("bouncer", "stop it", sets(settings__speed=0.0)),
+    ("bouncer", "please stop the ball moving", sets(settings__speed=0.0)),
+    ("bouncer", "make the ball stop", sets(settings__speed=0.0)),
+    ("bouncer", "freeze the ball", sets(settings__speed=0.0)),
+    # "twice as fast": the adjective names the parameter as "faster" does, the factor says how much
+    ("bouncer", "make it twice as fast", sets(settings__speed=16.0)),
+    ("bouncer", "now make it twice as fast", sets(settings__speed=16.0)),
+    ("bouncer", "make the ball half as fast", sets(settings__speed=4.0)),
+    ("bouncer", "make it twice as big", sets(display__size=32.0)),
+    ("bouncer", "make it red then twice as fast", sets(display__color="red", settings__speed=16.0)),
+    # a number of the thing a whole-number parameter counts ("Number of boids")
+    ("boids", "put 300 boids in the sky", sets(flock__count=300)),
+    ("boids", "I want 50 boids", sets(flock__count=50)),
+    ("boids", "300 boids", sets(flock__count=300)),
+    ("boids", "add 50 boids", sets(flock__count=200)),
+    ("boids", "put 1000 boids in the sky", sets(flock__count=1000)),  # out of range: the tool says so
+    # a clause that keeps a parameter sets nothing; "keep X at 12" and "keep X on" are sets, as before
+    ("projectile", "set the speed to 12, keeping the drag", sets(launch__speed=12.0)),
+    ("projectile", "keep the speed at 12", sets(launch__speed=12.0)),
+    ("projectile", "keep the vectors on", sets(display__show_vectors=True)),
+    # "launch it from ... high" is the launch height, not the flight's
+    ("projectile", "launch it from 10 m high", sets(launch__height=10.0)),
+    ("projectile", "launch it from a height of 10 m", sets(launch__height=10.0)),
 ]
 
 REFUSALS = [
@@ -213,7 +247,107 @@ REFUSALS = [
     ("projectile", "use moon gravity"),  # no number: it does not guess 1.62
     ("pendulum", "faster"),  # no speed-like parameter
     ("orbits", "make the orbit prettier"),
+    ("bouncer", "stop the simulation"),  # not what the speed's description says 0 stops
+    ("bouncer", "stop the trail"),
+    ("bouncer", "make it twice as slow"),  # which way is "twice as slow"?
+    ("bouncer", "make it twice as"),
+    ("pendulum", "make it twice as fast"),  # no speed-like parameter
+    ("projectile", "keep the drag"),  # nothing to do
+    ("projectile", "keeping that drag, set drag to 0.1"),
+    ("boids", "make the flock fly in the same direction"),  # no value for the polarization
+    ("boids", "make the polarization at least 0.95 and make the flock tighter"),  # "tighter" is no restatement
 ]
+
+
+@pytest.mark.parametrize(
+    ("target", "request_text"),
+    [
+        ("bouncer", "make the ball cyan"),
+        ("bouncer", "paint the ball cyan"),
+        ("bouncer", "make it teal"),
+        ("bouncer", "colour it blue"),  # the parameter named, the colour not among its options
+        ("bouncer", "make the ball light blue"),
+    ],
+)
+def test_a_colour_not_among_the_options_is_refused_as_not_one_of_them(target: str, request_text: str) -> None:
+    result = plan(request_text, context(target))
+    assert result.calls == [] and result.refusal is not None
+    assert "is not one of the colours" in result.refusal and "steelblue, red, orange" in result.refusal
+
+
+def test_a_colour_set_by_name_still_goes_to_the_tool_which_refuses_it() -> None:
+    result = plan("set the colour to cyan", context("bouncer"))
+    assert [(c.tool, c.args) for c in result.calls] == sets(display__color="cyan")
+
+
+def test_a_target_without_a_colour_parameter_does_not_talk_of_colours() -> None:
+    result = plan("make the orbit blue", context("orbits"))
+    assert result.refusal is not None and "colour" not in result.refusal
+
+
+FLEET = {
+    "id": "fleet",
+    "title": "Fleet",
+    "data": {
+        "ships": {
+            "n_ships": {"type": "integer", "value": 10, "min": 1, "max": 50},
+            "speed": {
+                "type": "number",
+                "unit": "km/h",
+                "value": 20,
+                "min": 0,
+                "max": 60,
+                "description": "Cruising speed of the ships; 0 stops them.",
+            },
+            "hull": {"type": "string", "value": "grey", "enum": ["grey", "navy", "white"]},
+        },
+        "display": {"style": {"type": "string", "value": "day", "enum": ["day", "night"]}},
+    },
+}
+
+
+def fleet() -> PlannerContext:
+    manifest = Manifest.from_dict(FLEET)
+    return PlannerContext(manifest, manifest.defaults(), [("fleet", "Fleet"), ("harbour", "Harbour")])
+
+
+@pytest.mark.parametrize(
+    ("request_text", "values"),
+    [
+        ("put 30 ships at sea", {"ships.n_ships": 30}),  # n_ships counts ships
+        ("stop the ships", {"ships.speed": 0.0}),  # its description says 0 stops them
+        ("make the fleet stop", {"ships.speed": 0.0}),  # the target's name
+        ("make them twice as fast", {"ships.speed": 40.0}),
+        ("switch to night", {"display.style": "night"}),  # an option, not a target
+        ("switch to the night fleet", {"display.style": "night"}),
+    ],
+)
+def test_the_rules_come_from_the_manifest_not_from_the_builtin_targets(
+    request_text: str, values: dict[str, Any]
+) -> None:
+    result = plan(request_text, fleet())
+    assert result.refusal is None, result.refusal
+    assert [c.args for c in result.calls] == [{"values": values}]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "reason"),
+    [
+        ("paint the hull teal", "teal is not one of the colours"),
+        ("make them cyan", "cyan is not one of the colours"),
+        ("make the ships cyan", "I can set"),  # "ships" names n_ships, with no number: refused, not a colour
+        ("stop the harbour", "I can set"),  # not what 0 stops
+    ],
+)
+def test_what_the_manifest_does_not_allow_is_refused(request_text: str, reason: str) -> None:
+    result = plan(request_text, fleet())
+    assert result.calls == [] and result.refusal is not None and reason in result.refusal
+
+
+def test_a_target_that_is_no_option_is_still_switched_to() -> None:
+    assert [(c.tool, c.args) for c in plan("switch to the harbour", fleet()).calls] == [
+        ("select_target", {"target": "harbour"})
+    ]
 
 
 @pytest.mark.parametrize(("target", "request_text", "expected"), CORPUS)

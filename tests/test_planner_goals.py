@@ -20,8 +20,9 @@ def context(target: str) -> PlannerContext:
     return PlannerContext(manifest, manifest.defaults(), [])
 
 
-def seek(observable: str, goal: float | str, vary: str) -> tuple[str, dict[str, Any]]:
-    return ("seek", {"observable": observable, "goal": goal, "vary": vary})
+def seek(observable: str, goal: float | str, vary: str, tol: float | None = None) -> tuple[str, dict[str, Any]]:
+    args: dict[str, Any] = {"observable": observable, "goal": goal, "vary": vary}
+    return ("seek", args if tol is None else {**args, "tol": tol})
 
 
 def sets(**values: Any) -> tuple[str, dict[str, Any]]:
@@ -119,6 +120,69 @@ GOALS: list[tuple[str, str, Calls]] = [
         "set the speed to 30 and make it land at 50 m",
         [sets(launch__speed=30.0), seek("range", 50.0, "launch.angle")],
     ),
+    # an observable named with its abbreviation written out; what the flight reaches is no launch height
+    ("projectile", "make the ball reach a maximum height of 15 m", [seek("max_height", 15.0, "launch.speed")]),
+    ("projectile", "make the maximum height 15 m", [seek("max_height", 15.0, "launch.speed")]),
+    ("projectile", "I want a maximum height of 1500 cm", [seek("max_height", 15.0, "launch.speed")]),
+    ("projectile", "make it reach a height of 15 m", [seek("max_height", 15.0, "launch.speed")]),
+    ("projectile", "make it fly 15 m high", [seek("max_height", 15.0, "launch.speed")]),
+    ("projectile", "make the apex 15 m", [seek("max_height", 15.0, "launch.speed")]),
+    ("projectile", "make the distance 50 m", [seek("range", 50.0, "launch.speed")]),  # was launch.height 50
+    # a duration the thing named lasts
+    ("projectile", "make the flight last 3 seconds", [seek("flight_time", 3.0, "launch.speed")]),
+    ("projectile", "make it fly for 3 s", [seek("flight_time", 3.0, "launch.speed")]),
+    ("projectile", "make the flight take 3 s", [seek("flight_time", 3.0, "launch.speed")]),
+    ("projectile", "I want the flight to last 3000 ms", [seek("flight_time", 3.0, "launch.speed")]),
+    ("orbits", "make the kepler period last 1.5 years", [seek("kepler_period", 547.88, "planet.distance")]),
+    # a number whose word ends the observable's name: "in wavelengths"; a group to vary ("the probe")
+    (
+        "waves",
+        "move the probe so that the path difference is one wavelength",
+        [seek("path_difference_wavelengths", 1.0, "probe.y")],
+    ),
+    (
+        "waves",
+        "make the path difference 2 wavelengths by moving the probe",
+        [seek("path_difference_wavelengths", 2.0, "probe.y")],
+    ),
+    (
+        "waves",
+        "move the probe so that the path difference is 0.02 m",
+        [seek("path_difference", 0.02, "probe.y")],
+    ),
+    (
+        "waves",
+        "make the path difference one wavelength by moving the sources",
+        [seek("path_difference_wavelengths", 1.0, "sources.separation")],  # the first of depends_on in the group
+    ),
+    # a value named by its meaning, with the tolerance it implies
+    ("orbits", "make the orbit circular", [seek("eccentricity", 0.0, "planet.speed", tol=0.01)]),
+    ("orbits", "circularize the orbit", [seek("eccentricity", 0.0, "planet.speed", tol=0.01)]),
+    ("orbits", "make the orbit a circle", [seek("eccentricity", 0.0, "planet.speed", tol=0.01)]),
+    (
+        "orbits",
+        "make the orbit circular by changing the distance",
+        [seek("eccentricity", 0.0, "planet.distance", tol=0.01)],
+    ),
+    # an inclusive bound: a window wholly inside it, 1% past the edge, 10% of the bound wide
+    ("orbits", "make the planet escape from the star", [seek("eccentricity", 1.06, "planet.speed", tol=0.05)]),
+    ("orbits", "let the planet escape", [seek("eccentricity", 1.06, "planet.speed", tol=0.05)]),
+    ("orbits", "make the eccentricity at least 1", [seek("eccentricity", 1.06, "planet.speed", tol=0.05)]),
+    ("boids", "a polarization of at least 0.95", [seek("polarization", 1.007, "rules.alignment", tol=0.0475)]),
+    ("projectile", "make the range at least 50 m", [seek("range", 53.0, "launch.speed", tol=2.5)]),
+    ("projectile", "make the range 50 m or more", [seek("range", 53.0, "launch.speed", tol=2.5)]),
+    ("projectile", "make the flight time at most 2 s", [seek("flight_time", 1.88, "launch.speed", tol=0.1)]),
+    (
+        "boids",
+        "make the whole flock fly in nearly the same direction, a polarization of at least 0.95",
+        [seek("polarization", 1.007, "rules.alignment", tol=0.0475)],  # the first clause restates the goal
+    ),
+    # a parameter kept as it is is not varied
+    ("projectile", "keeping that drag, make it land 2 km away", [seek("range", 2000.0, "launch.speed")]),
+    ("projectile", "make it land at 50 m, keeping the speed", [seek("range", 50.0, "launch.angle")]),
+    ("projectile", "with the same speed, make it land at 50 m", [seek("range", 50.0, "launch.angle")]),
+    ("projectile", "keep the speed fixed and make it land at 50 m", [seek("range", 50.0, "launch.angle")]),
+    ("projectile", "without changing the speed, make it land at 50 m", [seek("range", 50.0, "launch.angle")]),
 ]
 
 
@@ -168,6 +232,18 @@ REFUSED = [
     ("projectile", "hit a target 50 m away", "I can set"),
     ("pendulum", "make it land at 50 m", "nothing this target reports"),
     ("pendulum", "make the pendulum as long as possible", "period or pendulum.length"),  # its length?
+    ("orbits", "make a year last 500 days", "orbital_period or kepler_period"),  # which period is a year?
+    ("pendulum", "make it swing for 3 s", "(period?); name the observable"),  # the period, or how long it swings?
+    ("pendulum", "make each swing last 2 s", "name the observable"),
+    ("projectile", "make the time 3 s", "I can set"),  # no observable named, no duration: no guess
+    ("projectile", "make the range at least 0 m", "no scale"),
+    ("projectile", "make the range above 50 m", "strict bound on range"),
+    ("projectile", "keeping the angle, make it land at 50 m by changing the angle", "both kept and varied"),
+    ("projectile", "keeping that drag, set drag to 0.1", "both kept and set"),
+    ("projectile", "set drag to 5 and make it land at 50 m", "above the maximum 0.5"),  # no seek after a bad set
+    ("orbits", "don't let the planet escape", "what not to do"),
+    ("orbits", "make the speed circular", "I can set"),  # a parameter named: no orbit
+    ("waves", "make the path difference one wavelength by moving the display", "which parameter"),
 ]
 
 
@@ -347,3 +423,125 @@ def test_the_offline_agent_reaches_a_goal_with_the_seek_tool() -> None:
     assert text.startswith("Offline planner: Changed launch angle to ") and "range is now 30" in text, text
     assert textbook(dict(sim.values))["range"] == pytest.approx(30, rel=0.01)
     assert sim.values["launch.speed"] == 20  # only the parameter named was varied
+
+
+# -- tolerances, bounds and kept parameters through the reply --------------------------------
+
+
+def test_a_bound_that_a_set_breaks_is_refused_before_anything_is_sent() -> None:
+    result = plan("set drag to 5 and make it land at 50 m", context("projectile"))
+    assert result.calls == [] and result.refusal is not None
+    assert result.refusal.startswith(f"{LABEL}: Could not set parameters: environment.drag: 5.0 is above")
+    assert result.refusal.endswith("so I did not bring range to 50 m either.")
+
+
+def test_the_summary_of_a_bound_says_the_bound_not_the_window() -> None:
+    ctx = context("boids")
+    p = plan("a polarization of at least 0.95", ctx)
+    failure = {
+        "ok": False,
+        "op": "seek",
+        "evaluations": [{"value": 5.0, "observable": 0.9}],
+        "error": {"code": "goal_unreachable", "message": "polarization peaks at 0.9 at rules.alignment = 5"},
+    }
+    text = summarise(p, [failure], ctx)
+    assert text.startswith("Offline planner: Could not bring polarization to at least 0.95: polarization peaks")
+    assert "(polarization at least 0.95: sought within 0.9595..1.054)" in text
+    reached = {"ok": True, "changed": {"rules.alignment": {"value": 5.0}}, "state": {"polarization": 0.99}}
+    assert summarise(p, [reached], ctx) == (
+        "Offline planner: Changed alignment weight to 5: polarization is now 0.99 "
+        "(polarization at least 0.95: sought within 0.9595..1.054)."
+    )
+
+
+def test_the_summary_of_a_circular_orbit_says_the_tolerance() -> None:
+    ctx = context("orbits")
+    p = plan("make the orbit circular", ctx)
+    failure = {"ok": False, "op": "seek", "error": {"code": "goal_unreachable", "message": "no"}}
+    assert summarise(p, [failure], ctx).startswith(
+        "Offline planner: Could not bring eccentricity to 0 within 0.01 (circular): no"
+    )
+
+
+def test_a_kept_parameter_is_said_in_the_reply() -> None:
+    ctx = PlannerContext(context("projectile").manifest, {**context("projectile").values, "environment.drag": 0.05})
+    p = plan("keeping that drag, make it land 2 km away", ctx)
+    assert "drag kept at 0.05 1/m" in p.notes
+
+
+def test_a_restated_goal_is_said_in_the_reply() -> None:
+    p = plan("make the whole flock fly in nearly the same direction, a polarization of at least 0.95", context("boids"))
+    assert '"make the whole flock fly in nearly the same direction" read as the polarization goal' in p.notes
+
+
+def test_every_window_lies_inside_its_bound() -> None:
+    for target, request, bound, above in [
+        ("boids", "a polarization of at least 0.95", 0.95, True),
+        ("orbits", "make the planet escape from the star", 1.0, True),
+        ("projectile", "make the flight time at most 2 s", 2.0, False),
+        ("projectile", "make the range at least 50 km", 50000.0, True),
+    ]:
+        (call,) = plan(request, context(target)).calls
+        low, high = call.args["goal"] - call.args["tol"], call.args["goal"] + call.args["tol"]
+        assert (low > bound) if above else (high < bound), request
+
+
+# -- goals on a manifest unlike the built-in targets -------------------------------------------
+
+VOYAGE = {
+    "id": "voyage",
+    "data": {
+        "ships": {"speed": {"type": "number", "unit": "km/h", "value": 20, "min": 1, "max": 60}},
+        "sonar": {
+            "x": {"type": "number", "unit": "m", "value": 0, "min": -100, "max": 100},
+            "y": {"type": "number", "unit": "m", "value": 0, "min": -100, "max": 100},
+        },
+    },
+    "observables": {
+        "voyage_time": {"unit": "h", "depends_on": ["ships.speed"]},
+        "echo_delay": {"unit": "s", "depends_on": ["sonar.y", "sonar.x"]},
+        "echo_delay_periods": {"depends_on": ["sonar.y", "sonar.x"]},
+        "max_depth": {"unit": "m", "depends_on": ["sonar.x"]},
+        "orbit_eccentricity": {"depends_on": ["ships.speed"]},
+    },
+}
+
+
+def voyage() -> PlannerContext:
+    manifest = Manifest.from_dict(VOYAGE)
+    return PlannerContext(manifest, manifest.defaults(), [])
+
+
+@pytest.mark.parametrize(
+    ("request_text", "expected"),
+    [
+        ("make the voyage last 3 hours", [seek("voyage_time", 3.0, "ships.speed")]),
+        ("make the voyage last 90 min", [seek("voyage_time", 1.5, "ships.speed")]),
+        ("move the sonar so that the echo delay is 2 periods", [seek("echo_delay_periods", 2.0, "sonar.y")]),
+        ("make the echo delay 2 s by moving the sonar", [seek("echo_delay", 2.0, "sonar.y")]),
+        ("make the maximum depth 40 m", [seek("max_depth", 40.0, "sonar.x")]),
+        ("make the orbit circular", [seek("orbit_eccentricity", 0.0, "ships.speed", tol=0.01)]),
+        ("make the voyage time at least 2 h", [seek("voyage_time", 2.12, "ships.speed", tol=0.1)]),
+    ],
+)
+def test_goals_come_from_the_manifest_not_from_the_builtin_targets(request_text: str, expected: Calls) -> None:
+    result = plan(request_text, voyage())
+    assert result.refusal is None, result.refusal
+    got = [(c.tool, c.args) for c in result.calls]
+    assert same_calls(got, expected), got
+
+
+def test_keeping_every_parameter_an_observable_depends_on_asks_which_other() -> None:
+    result = plan("keeping the speed, make the voyage last 3 hours", voyage())
+    assert result.calls == [] and result.refusal is not None
+    assert "Which parameter should I change to bring voyage time to 3 h?" in result.refusal
+    assert "ships.speed" not in result.refusal.split("I can vary", 1)[1]
+
+
+def test_a_seek_that_was_not_made_after_a_failed_set_is_said_not_made() -> None:
+    ctx = context("projectile")
+    p = plan("set drag to 0.02 and make it land at 50 m", ctx)
+    failed = {"ok": False, "error": {"code": "no_view", "message": "no view is open"}}
+    assert summarise(p, [failed], ctx) == (
+        "Offline planner: Could not set parameters: no view is open; so I did not try to bring range to 50 m."
+    )

@@ -23,6 +23,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from splitbrain_widget import protocol
+from splitbrain_widget._audit import AuditLog
 from splitbrain_widget.protocol import ProtocolError, ToolResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,6 +131,7 @@ KERNEL_BUILDERS: dict[str, Callable[[dict[str, Any]], Any]] = {
         m["id"], m["tool"], m["arguments"], m["asking"], m.get("label", "")
     ),
     "approval_closed": lambda m: protocol.approval_closed(m["id"]),
+    "code": lambda m: protocol.code_message(m["text"]),
 }
 
 
@@ -207,6 +209,7 @@ class _StubWidget:
         self.sent: list[dict[str, Any]] = []
         self.transcript: list[dict[str, Any]] = []
         self.bridge = self
+        self.audit = AuditLog()
         self.on_send: Callable[[dict[str, Any]], None] = lambda message: None
 
     def send(self, content: dict[str, Any]) -> None:
@@ -221,7 +224,7 @@ class _StubWidget:
 
 
 def test_what_the_chat_controller_sends_matches_the_schema() -> None:
-    """Every agent event, a busy notice, a failed control and an approval, through the real controller."""
+    """Every agent event, a busy notice, a failed control, an approval and the code, through the real controller."""
     from splitbrain_widget._chat import ChatController
     from splitbrain_widget.agent import _events as ev
 
@@ -251,6 +254,7 @@ def test_what_the_chat_controller_sends_matches_the_schema() -> None:
     controller._set({"settings.speed": 80})
     sim.on_send = lambda m: controller.on_approval(m["id"], True) if m["kind"] == "approval_request" else None
     assert asyncio.run(controller.approve("set_parameters", arguments, ["settings.speed"]))[0] is True
+    controller.on_copy_code()
 
     for message in sim.sent:
         protocol.parse_kernel_message(message)
@@ -259,7 +263,19 @@ def test_what_the_chat_controller_sends_matches_the_schema() -> None:
     sent_events = {m["event"]["kind"] for m in sim.sent if m["kind"] == "chat_event"}
     schema_events = {leaf["properties"]["kind"]["const"] for leaf, path in leaves("KernelToView") if path}
     assert sent_events == schema_events
-    assert {m["kind"] for m in sim.sent} == {"chat_event", "approval_request", "approval_closed"}
+    assert {m["kind"] for m in sim.sent} == {"chat_event", "approval_request", "approval_closed", "code"}
+
+
+def test_code_longer_than_the_bound_becomes_a_comment_that_says_so() -> None:
+    fits = "x" * protocol.MAX_CODE_TEXT
+    assert protocol.code_message(fits)["text"] == fits
+    too_long = protocol.code_message(fits + "x")
+    assert too_long["text"].startswith("# the code is 200,001 characters") and len(too_long["text"]) < 200
+    protocol.parse_kernel_message(protocol.code_message(fits))
+    assert validator("kernel_to_view").is_valid(protocol.code_message(fits))
+    with pytest.raises(ProtocolError, match="text"):
+        protocol.parse_kernel_message({"kind": "code", "text": fits + "x"})
+    assert not validator("kernel_to_view").is_valid({"kind": "code", "text": fits + "x"})
 
 
 def test_an_event_the_panel_does_not_know_is_refused_by_the_builder() -> None:

@@ -24,7 +24,8 @@ const NONCE = "0123456789abcdef0123456789abcdef";
 describe("constants", () => {
   test("match docs/protocol.md", () => {
     assert.equal(PROTOCOL_VERSION, 1);
-    assert.equal(protocol.PROTOCOL_MINOR, 3);
+    assert.equal(protocol.PROTOCOL_MINOR, 4);
+    assert.equal(protocol.MAX_CODE_TEXT, 200000);
     assert.equal(PARENT_SOURCE, "splitbrain-parent");
     assert.equal(TARGET_SOURCE, "splitbrain-target");
     assert.equal(MAX_ERROR_TEXT, 500);
@@ -35,6 +36,7 @@ describe("constants", () => {
     assert.deepEqual(Object.keys(protocol).sort(), [
       "ERROR_CODES",
       "MAX_BUFFERED",
+      "MAX_CODE_TEXT",
       "MAX_ERROR_TEXT",
       "PARENT_SOURCE",
       "PROTOCOL_MINOR",
@@ -44,6 +46,7 @@ describe("constants", () => {
       "attachedEvent",
       "cancelMessage",
       "chatMessage",
+      "copyCodeMessage",
       "detachedEvent",
       "errorEvent",
       "errorReplyMessage",
@@ -51,6 +54,7 @@ describe("constants", () => {
       "isApprovalClosed",
       "isApprovalRequest",
       "isChatEventMessage",
+      "isCodeMessage",
       "isKernelRequest",
       "isParentMessage",
       "isTargetMessage",
@@ -276,6 +280,16 @@ describe("the kernel's chat panel messages", () => {
     for (const kind of ["toString", "constructor", "__proto__", "hasOwnProperty"]) {
       assert.equal(protocol.isChatEventMessage({ kind: "chat_event", event: { kind, text: "x" } }), false);
     }
+  });
+
+  test("a code message holds at most MAX_CODE_TEXT characters, counted as the kernel counts them", () => {
+    const fits = "x".repeat(protocol.MAX_CODE_TEXT);
+    assert.equal(protocol.isCodeMessage({ kind: "code", text: fits }), true);
+    assert.equal(protocol.isCodeMessage({ kind: "code", text: fits + "x" }), false);
+    const astral = "😀".repeat(protocol.MAX_CODE_TEXT); // two UTF-16 units each, one character
+    assert.equal(protocol.isCodeMessage({ kind: "code", text: astral }), true);
+    assert.equal(protocol.isCodeMessage({ kind: "code", text: astral + "x" }), false);
+    assert.deepEqual(protocol.copyCodeMessage(), { kind: "copy_code" });
   });
 });
 

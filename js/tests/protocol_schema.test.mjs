@@ -55,6 +55,7 @@ const RECEIVE = {
   chat_event: protocol.isChatEventMessage,
   approval_request: protocol.isApprovalRequest,
   approval_closed: protocol.isApprovalClosed,
+  code: protocol.isCodeMessage,
 };
 /** @param {unknown} message */
 const received = (message) => Object.values(RECEIVE).some((check) => check(message));
@@ -102,6 +103,7 @@ const BUILD = {
   skip_wait: () => protocol.skipWaitMessage(),
   approval: (/** @type {any} */ m) => protocol.approvalMessage(m.id, m.approved),
   set: (/** @type {any} */ m) => protocol.setMessage(m.values),
+  copy_code: () => protocol.copyCodeMessage(),
 };
 
 describe("view -> kernel", () => {

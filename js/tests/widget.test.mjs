@@ -2,7 +2,23 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Relay, boundState, MAX_STATE_CHARS, MAX_TARGET_MESSAGES_PER_S } from "../relay.js";
-import { chipStatus, stepFor } from "../panel.js";
+import {
+  OBSERVABLE_WINDOW_MS,
+  SAMPLE_SLOT_MS,
+  SPARKLINE_HEIGHT,
+  SPARKLINE_WIDTH,
+  addSample,
+  chipStatus,
+  formatNumber,
+  formatObservable,
+  formatValue,
+  numericValue,
+  observableLabel,
+  pruneSamples,
+  readObservable,
+  sparklinePoints,
+  stepFor,
+} from "../panel.js";
 
 function setup() {
   const toKernel = [];
@@ -234,4 +250,119 @@ test("errors outside requests are coalesced", async () => {
   assert.equal(errors.length, 1);
   assert.match(errors[0].payload.message, /boom 999 \(and 999 more errors\)/);
   relay.dispose();
+});
+
+// -- the observables section's helpers --------------------------------------------------------------
+
+test("an observable is read at the top of a state first, then under observables, values or params", () => {
+  assert.deepEqual(readObservable({ angle: 12.5 }, "angle"), { reported: true, value: 12.5 });
+  assert.deepEqual(readObservable({ observables: { angle: 3 } }, "angle"), { reported: true, value: 3 });
+  assert.deepEqual(readObservable({ values: { angle: 4 } }, "angle"), { reported: true, value: 4 });
+  assert.deepEqual(readObservable({ params: { angle: 5 } }, "angle"), { reported: true, value: 5 });
+  assert.deepEqual(readObservable({ angle: 1, observables: { angle: 2 } }, "angle"), { reported: true, value: 1 });
+  assert.deepEqual(readObservable({ period: null }, "period"), { reported: true, value: null }); // reported, unknown yet
+  assert.deepEqual(readObservable({ observables: [1, 2] }, "0"), { reported: false, value: undefined });
+  assert.deepEqual(readObservable({}, "angle"), { reported: false, value: undefined });
+  assert.deepEqual(readObservable(undefined, "angle"), { reported: false, value: undefined });
+  assert.deepEqual(readObservable({ toString: 1 }, "hasOwnProperty"), { reported: false, value: undefined });
+});
+
+test("only finite numbers are numeric", () => {
+  assert.equal(numericValue(2.5), 2.5);
+  assert.equal(numericValue(0), 0);
+  for (const other of [null, undefined, "3", true, NaN, Infinity, [1]]) assert.equal(numericValue(other), null);
+});
+
+test("numbers show about four significant digits and no more decimals than they need", () => {
+  assert.equal(formatNumber(2.00641), "2.006");
+  assert.equal(formatNumber(-19.87), "-19.87");
+  assert.equal(formatNumber(0.123456), "0.1235");
+  assert.equal(formatNumber(12345.6), "12346");
+  assert.equal(formatNumber(1.5), "1.5");
+  assert.equal(formatNumber(42), "42");
+  assert.equal(formatNumber(0), "0");
+  assert.equal(formatNumber(-0), "0");
+  assert.equal(formatNumber(0.000012), "1.2e-5");
+  assert.equal(formatNumber(3e20), "3e20");
+  assert.equal(formatNumber(-1.23456e16), "-1.235e16");
+  assert.equal(formatNumber(NaN), "NaN");
+});
+
+test("a value shows with its unit when it is a number, as text otherwise", () => {
+  assert.equal(formatObservable(19.874, "deg"), "19.87 deg");
+  assert.equal(formatObservable(2, "s"), "2 s");
+  assert.equal(formatObservable([1, 2.5], "m"), "[1, 2.5] m");
+  assert.equal(formatObservable(7, undefined), "7");
+  assert.equal(formatObservable(null, "s"), "—");
+  assert.equal(formatObservable("landed", "s"), "landed");
+  assert.equal(formatObservable(true, "s"), "true");
+  assert.equal(formatValue({ a: 1 }), '{"a":1}');
+  assert.equal(formatValue("x".repeat(100)).length, 60);
+  assert.ok(formatValue("x".repeat(100)).endsWith("…"));
+});
+
+test("a row's accessible label says the name, the value and the unit", () => {
+  assert.equal(observableLabel("angle", { reported: true, value: -3.25 }, "deg"), "angle: -3.25 deg");
+  assert.equal(observableLabel("period", { reported: true, value: null }, "s"), "period: no value");
+  assert.equal(observableLabel("echo", { reported: false, value: undefined }, undefined), "echo: not reported");
+  assert.equal(observableLabel("status", { reported: true, value: "flying" }, undefined), "status: flying");
+});
+
+test("samples older than the window are pruned; the array is kept when none is", () => {
+  const samples = [{ t: 0, v: 1 }, { t: 10_000, v: 2 }, { t: 20_000, v: 3 }];
+  assert.equal(pruneSamples(samples, 25_000), samples);
+  assert.deepEqual(pruneSamples(samples, 35_000), samples.slice(1));
+  assert.deepEqual(pruneSamples(samples, 100_000), []);
+  assert.deepEqual(pruneSamples(samples, 21_000, 5_000), [{ t: 20_000, v: 3 }]);
+  assert.equal(samples.length, 3); // never modified
+});
+
+test("adding a sample keeps at most one per slot and at most the window's worth", () => {
+  let samples = [];
+  for (let t = 0; t < 2 * OBSERVABLE_WINDOW_MS; t += 10) samples = addSample(samples, { t, v: t }); // 100 reports a second
+  assert.ok(samples.length <= OBSERVABLE_WINDOW_MS / SAMPLE_SLOT_MS + 1, `${samples.length} samples`);
+  assert.ok(samples[0].t >= OBSERVABLE_WINDOW_MS - 10);
+  assert.deepEqual(samples.at(-1), { t: 2 * OBSERVABLE_WINDOW_MS - 10, v: 2 * OBSERVABLE_WINDOW_MS - 10 }); // the latest wins its slot
+  const before = [{ t: 0, v: 1 }];
+  const after = addSample(before, { t: 150, v: 2 });
+  assert.deepEqual(after, [{ t: 0, v: 1 }, { t: 150, v: 2 }]);
+  assert.deepEqual(before, [{ t: 0, v: 1 }]); // a new array
+});
+
+/** @param {string} points */
+const parsePoints = (points) => points.split(" ").map((p) => p.split(",").map(Number));
+
+test("a sparkline runs from its oldest sample to now and fills the height with the values' range", () => {
+  const now = 60_000;
+  const samples = [{ t: now - 30_000, v: -10 }, { t: now - 15_000, v: 0 }, { t: now, v: 10 }];
+  const points = parsePoints(sparklinePoints(samples, { now }));
+  assert.equal(points.length, 3);
+  const xs = points.map(([x]) => x);
+  const ys = points.map(([, y]) => y);
+  assert.ok(xs[0] >= 0 && xs[0] < 2, `${xs}`); // the window's start, left
+  assert.ok(Math.abs(xs[1] - SPARKLINE_WIDTH / 2) < 0.1, `${xs}`);
+  assert.ok(xs[2] <= SPARKLINE_WIDTH && xs[2] > SPARKLINE_WIDTH - 2, `${xs}`); // now, right
+  assert.ok(ys[0] > ys[1] && ys[1] > ys[2], `${ys}`); // larger values higher up
+  assert.ok(ys[0] <= SPARKLINE_HEIGHT && ys[2] >= 0);
+  assert.equal(ys[1], SPARKLINE_HEIGHT / 2);
+});
+
+test("a history shorter than the window fills the width; a longer one shows the window's end", () => {
+  const young = parsePoints(sparklinePoints([{ t: 1000, v: 1 }, { t: 2000, v: 2 }, { t: 3000, v: 3 }], { now: 3000 }));
+  assert.ok(young[0][0] < 2 && Math.abs(young[1][0] - SPARKLINE_WIDTH / 2) < 0.1 && young[2][0] > SPARKLINE_WIDTH - 2, `${young}`);
+  const old = [];
+  for (let t = 0; t <= 60_000; t += 1000) old.push({ t, v: t });
+  const points = parsePoints(sparklinePoints(old, { now: 60_000 }));
+  assert.equal(points.length, 31); // 30 s to 60 s, ends included
+  assert.ok(points[0][0] < 2 && points[30][0] > SPARKLINE_WIDTH - 2, `${points}`);
+});
+
+test("a constant value is a line across the middle; fewer than two samples draw nothing", () => {
+  const flat = parsePoints(sparklinePoints([{ t: 0, v: 5 }, { t: 1000, v: 5 }], { now: 1000 }));
+  assert.deepEqual(flat.map(([, y]) => y), [SPARKLINE_HEIGHT / 2, SPARKLINE_HEIGHT / 2]);
+  assert.equal(sparklinePoints([{ t: 0, v: 5 }], { now: 0 }), "");
+  assert.equal(sparklinePoints([], { now: 0 }), "");
+  assert.equal(sparklinePoints([{ t: 0, v: 1 }, { t: 10, v: 2 }], { now: 60_000 }), ""); // both too old
+  const small = parsePoints(sparklinePoints([{ t: 0, v: 1 }, { t: 10, v: 2 }], { now: 10, width: 20, height: 10, windowMs: 10 }));
+  assert.ok(small.every(([x, y]) => x >= 0 && x <= 20 && y >= 0 && y <= 10), `${small}`);
 });

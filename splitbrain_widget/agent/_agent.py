@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import itertools
 import os
 import queue
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._audit import call_source, current_source
 from ._events import AgentEvent, Done
 from ._loops import LoopLimits
 
@@ -18,6 +22,7 @@ if TYPE_CHECKING:
     from ._runtime import Runtime, ToolCallRecord
 
 JOIN_SLICE_S = 0.1
+_IDS = itertools.count(1)
 
 
 @dataclass
@@ -74,6 +79,10 @@ class Agent:
         loop_limits: the loop detector's thresholds.
         context_window: tokens; compaction starts at 70% of it (default: by model name).
         stream: request streamed responses (text arrives as deltas); False asks for whole responses.
+
+    Every call an answer makes is audited with the request as its source (``sim.audit[-1].source``
+    is ``"agent: <text>"``, or ``"chat: <message>"`` from the chat panel) and this agent's
+    :attr:`id` (``agent_id``), which is how :meth:`to_code` finds this agent's changes.
     """
 
     def __init__(
@@ -112,6 +121,8 @@ class Agent:
         )
         self.usage = Usage()
         self._lock = threading.Lock()
+        self.id = f"agent-{next(_IDS)}"  # tags the audit entries of this agent's calls
+        self._first_run: float | None = None  # when this agent first answered (time.time())
 
     @property
     def model(self) -> str:
@@ -131,7 +142,12 @@ class Agent:
     async def aask(self, text: str, *, on_event: Callable[[AgentEvent], None] | None = None) -> AgentResult:
         """Answer ``text``, steering the target as needed; awaitable."""
         emit = on_event or (lambda event: None)
-        outcome, calls = await self._runtime.run(text, emit)
+        if self._first_run is None:
+            self._first_run = time.time()
+        ambient = current_source()  # the chat panel's "chat: <message>", else this request
+        tag = ambient.text if ambient is not None and ambient.text else f"agent: {text}"
+        with call_source(tag, agent_id=self.id) as source:
+            outcome, calls = await self._runtime.run(text, emit, source)
         usage = Usage(
             requests=outcome.usage.get("requests", 0),
             input_tokens=outcome.usage.get("input_tokens", 0),
@@ -151,6 +167,7 @@ class Agent:
         stays valid; the interrupt is then re-raised.
         """
         box: list[AgentResult | BaseException] = []
+        context = contextvars.copy_context()  # threads start with an empty one: the call source goes along
 
         def work() -> None:
             try:
@@ -158,7 +175,7 @@ class Agent:
             except BaseException as exc:  # handed to the caller's thread
                 box.append(exc)
 
-        worker = threading.Thread(target=work, name="splitbrain-agent", daemon=True)
+        worker = threading.Thread(target=context.run, args=(work,), name="splitbrain-agent", daemon=True)
         worker.start()
         try:
             while worker.is_alive():
@@ -214,6 +231,18 @@ class Agent:
     # The names of 0.1, kept as aliases: "stream" is a widget's value coalescing (sim.stream).
     stream = events
     astream = aevents
+
+    def to_code(self, var: str = "sim") -> str:
+        """The changes this agent's answers made, as a Python cell (see ``sim.audit.to_code``): the
+        entries of ``sim.audit`` tagged with this agent's :attr:`id`, with their requests as comments."""
+        from .._to_code import to_code
+
+        entries, dropped = self.sim.audit.snapshot()
+        mine = [e for e in entries if e.agent_id == self.id]
+        # Calls dropped from the log could be this agent's only if it answered before the oldest one kept.
+        ran_before = self._first_run is not None and (not entries or self._first_run < entries[0].time)
+        nothing = "# nothing to reproduce: this agent changed no value"
+        return to_code(mine, var=var, dropped=dropped if ran_before else 0, nothing=nothing)
 
     def cancel(self) -> None:
         """Stop the running answer; pending browser calls close as ``cancelled``."""

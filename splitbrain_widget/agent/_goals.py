@@ -4,14 +4,21 @@ A goal names an observable, by its name ("make the period 3 s") or by what it me
 distance, "as high as possible" a height, matched against the observables' names and descriptions),
 and a value in any unit pint converts to the observable's, or an extreme. It becomes ONE ``seek``
 call varying one number parameter: the one the request names ("by changing the angle"), else the
-first of the observable's ``depends_on`` that the request does not set itself, else the planner asks
-which. A clause that names a parameter is never a goal: "set the speed to 30" stays a set.
+first of the observable's ``depends_on`` that the request does not set or keep ("keeping the drag")
+itself, else the planner asks which. A clause that names a parameter is never a goal: "set the speed
+to 30" stays a set.
+
+A bound is a value too: "a polarization of at least 0.95" is a seek within a window that lies wholly
+inside the bound (with ``tol``); a strict one ("above 50 m") is refused. A few words name a value of an
+observable by its physical meaning ("circular" is eccentricity 0, "escape" at least 1), for the
+observable of that name only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +33,8 @@ _MEASURES: dict[str, tuple[frozenset[str], tuple[str, ...], str]] = {
     "high": (frozenset({"height", "high", "highest", "altitude", "apex"}), ("m",), "height"),
     "long": (frozenset({"time", "duration", "period", "airtime"}), ("s",), "length"),
 }
+# Abbreviations in observable names, written out ("maximum height" names max_height).
+_SPELLED = {"max": "maximum", "min": "minimum", "avg": "average", "num": "number", "temp": "temperature"}
 # "as <word> as possible" and superlatives: (what they measure or None, the extreme).
 _EXTREME_WORDS: dict[str, tuple[str | None, str]] = {
     "far": ("far", "max"), "near": ("far", "min"), "close": ("far", "min"), "high": ("high", "max"),
@@ -41,6 +50,36 @@ _SUPERLATIVES: dict[str, tuple[str | None, str]] = {
     "minimise": (None, "min"), "minimize": (None, "min"), "minimum": (None, "min"), "min": (None, "min"),
     "smallest": (None, "min"), "least": (None, "min"),
 }  # fmt: skip
+# Nouns that say what a valued goal measures when no observable is named by them ("make the apex 15 m"):
+# a parameter named so is meant instead ("make the height 10 m" is the launch height).
+_MEASURE_NOUNS = {"range": "far", "distance": "far", "downrange": "far", "height": "high", "altitude": "high",
+                  "apex": "high", "duration": "long", "airtime": "long"}  # fmt: skip
+# Reaching a height is the flight's, not the launch's: "make it reach a height of 15 m".
+_REACH = re.compile(r"\b(?:reach|reaches|reaching|rise to|rises to|climb to|climbs to|get to|gets to)\b")
+# A duration the thing named should last: "make the flight last 3 s", "make it fly for 3 s".
+_LASTING = re.compile(r"\b(?:last|lasts|lasting|take|takes|for)\s*(?:about |exactly |roughly |around |just )?$")
+# Verbs as the noun an observable's name uses ("fly" for flight_time; _tokens spells "flies" "flie").
+_NOUNS = {"fly": "flight", "flie": "flight", "flying": "flight", "flew": "flight"}
+# Inclusive bounds on a goal: (the words, which side); they stand before the number or after it.
+_AT_LEAST = re.compile(r"\b(?:at least|no less than|a minimum of)\s*$")
+_AT_MOST = re.compile(r"\b(?:at most|no more than|a maximum of)\s*$")
+_OR_MORE = re.compile(r"^\s*(?:or (?:more|higher|above|greater|larger))\b")
+_OR_LESS = re.compile(r"^\s*(?:or (?:less|lower|below|smaller|fewer))\b")
+# A bound's window, wholly inside it: from 1% of the bound past its edge, 10% of the bound wide ("at
+# least 0.95": 0.9595..1.0545). Any value in it meets the request; the seek needs a far end, and this
+# one keeps the answer near the bound (no "at most 2 s" met by not launching at all) while leaving a
+# noisy observable room to land in.
+BOUND_MARGIN = 0.01
+BOUND_WIDTH = 0.1
+# Words that name a value of an observable by its physical meaning, for the observable of that name:
+# (words, observable name, "=" / ">=", value, tol, what the words mean).
+_QUALITIES: tuple[tuple[re.Pattern[str], str, str, float, float | None, str], ...] = (
+    (re.compile(r"\b(?:circular|circulari[sz]e|a circle)\b"), "eccentricity", "=", 0.0, 0.01, "circular"),
+    (re.compile(r"\b(?:escape|escapes|escaping|unbound)\b"), "eccentricity", ">=", 1.0, None, "an open (escape) orbit"),
+)
+# Words a clause that restates a goal may hold besides those of the observable's description.
+_RESTATE_FILLER = {"make", "it", "the", "a", "an", "in", "of", "to", "all", "whole", "nearly", "almost", "about",
+                   "roughly", "so", "that", "they", "them", "or", "very", "please", "now", "get"}  # fmt: skip
 _AS_POSSIBLE = re.compile(r"\bas (\w+)(?: away)? as (?:possible|it can|it will|you can|we can|can be|it gets)\b")
 _LANDING = re.compile(r"\b(?:land|lands|landing|touchdown)\b")
 # Verbs about what happens, which make "as high as possible" the flight, not the launch height.
@@ -51,7 +90,7 @@ _OUTCOME_VERBS = re.compile(
 _VARY_VERBS = r"changing|varying|adjusting|tuning|altering|moving|tweaking|using|with|via"
 _VARY_AFTER = re.compile(rf"\s*\b(?:(?:only|just) )?(?:by |while |through )?(?:{_VARY_VERBS}) (?P<what>[^\d]+)$")
 _VARY_BEFORE = re.compile(
-    r"^(?:please )?(?:change|vary|adjust|tune|alter|tweak|use) (?P<what>.+?) "
+    r"^(?:please )?(?:change|vary|adjust|tune|alter|tweak|use|move) (?P<what>.+?) "
     r"(?:so that|so|until|such that|in order to|to) (?P<rest>.+)$"
 )
 
@@ -63,7 +102,10 @@ class Goal:
     observable: str
     goal: float | str  # in the observable's unit, or "max" / "min"
     vary: str | None  # the parameter the request names, if any
-    note: str = ""  # a unit conversion, for the reply
+    note: str = ""  # a unit conversion, a bound's window, for the reply
+    tol: float | None = None  # the absolute tolerance, when the request implies one (a bound, "circular")
+    aim: str = ""  # the goal in the request's words when the seek's goal is not ("at least 0.95")
+    among: tuple[str, ...] = ()  # the parameters of a group the request names instead ("move the probe")
 
 
 @dataclass(frozen=True)
@@ -92,44 +134,123 @@ def read(clause: str, raw: str, ctx: _planner.PlannerContext) -> Goal | str | No
         return None
     number = _planner._read_number(clause, raw, manifest)
     unit_span = (number.unit_start, number.end) if number and number.unit else None
+    if number is not None and _planner._counted(number, manifest) is not None:
+        return None  # "put 300 boids in the sky": the number of boids, a set
+    if number is None:
+        quality = _quality(clause, manifest, unit_span)
+        if quality is not None:
+            return quality if isinstance(quality, str) else _with_vary(quality, vary_text, clause, manifest)
     named = _named_observables(clause, manifest, unit_span)
-    if _names_a_parameter(clause, manifest, named, unit_span):
+    worded = _worded(clause, manifest, number)
+    if worded is not None and number is not None:  # "a path difference of one wavelength"
+        named, number = [worded], dataclasses.replace(number, word=None)
+    reached = _reached_noun(clause, manifest, unit_span)
+    spoken = _blank(clause, [reached[1]]) if reached else clause  # "reach a height": no launch height
+    if _names_a_parameter(spoken, manifest, named, unit_span):
         return None  # "set the speed to 30", "make the angle 30 degrees": a set
     rest = _blank(clause, [(s, e) for _, s, e in named] + ([unit_span] if unit_span else []))  # "3 min" is no min
+    bound, rest = _bound(rest, number)
     extreme = _extreme(rest)
-    measure = extreme[0] if extreme else ("far" if _LANDING.search(rest) and number else None)
+    lasting = extreme is None and _lasting(rest, number)
+    measure = extreme[0] if extreme else reached[0] if reached else "long" if lasting else _measure(rest, number)
     if not named and measure is None:
         return None
     if extreme is None and number is None:
         return None  # "show the range": not a goal
+    if number is not None and _planner._BOUND.search(rest[: number.start]):  # "the range above 50 m"
+        what = f" on {named[0][0].name}" if len(named) == 1 else ""
+        return f'"{clause}": I do not seek a strict bound{what}; say "at least" or "at most" a value, or a value.'
     if _is_relative(rest, number):
-        return None  # "increase the range", "range above 50 m": no value to reach
+        return None  # "increase the range", "double the period": no value to reach
     if extreme and number:
         return f'"{clause}" asks for a value and for the {extreme[1]}; say one.'
-    observable = _observable(clause, manifest, named, measure)
+    observable = _observable(clause, manifest, named, measure, by_name=lasting)
     if isinstance(observable, str):
         return observable
+    if extreme is not None:
+        return _with_vary(Goal(observable.name, extreme[1], None), vary_text, clause, manifest)
+    assert number is not None
+    goal = _valued(observable, number, clause, None)
+    if isinstance(goal, Goal) and bound is not None:
+        goal = _bounded(goal, bound, observable)
+    return goal if isinstance(goal, str) else _with_vary(goal, vary_text, clause, manifest)
+
+
+def _with_vary(goal: Goal | str, vary_text: str, clause: str, manifest: Manifest) -> Goal | str:
+    """The goal with the parameter (or the group of them) the request says to vary."""
+    if isinstance(goal, str):
+        return goal
     vary = _vary(vary_text, clause, manifest)
     if isinstance(vary, str) or (vary_text and vary is None):
         return vary or f'I could not tell which parameter "{vary_text}" is.'
-    if extreme is not None:
-        return Goal(observable.name, extreme[1], vary.path if vary else None)
-    assert number is not None
-    return _valued(observable, number, clause, vary)
+    if isinstance(vary, list):
+        return dataclasses.replace(goal, among=tuple(p.path for p in vary))
+    return dataclasses.replace(goal, vary=vary.path if vary else None)
 
 
-def resolve(goal: Goal, values: Mapping[str, Any], ctx: _planner.PlannerContext) -> _planner.PlannedCall | Ask | str:
-    """The seek call for the goal, given the values the same request sets; or a question, or a refusal."""
+def restates(clause: str, goal: Goal, ctx: _planner.PlannerContext) -> bool:
+    """Whether a clause that maps to nothing only says in words what the goal is ("make the whole flock
+    fly in nearly the same direction" beside "a polarization of at least 0.95").
+
+    It holds no number, names no parameter, and its words are those of the goal's observable (its name
+    and description: two at least, more than any other observable's) and filler.
+    """
+    manifest = ctx.manifest
+    if _planner._read_number(clause, clause, manifest) or _planner._find_params(clause, manifest):
+        return False
+    if _planner._NEGATION.search(clause) or _planner._MORE_RE.search(clause) or _planner._LESS_RE.search(clause):
+        return False
+    words = set(_planner._tokens(clause)) - _RESTATE_FILLER
+
+    def shared(obs: Observable, name: str) -> set[str]:
+        return words & set(_planner._tokens(f"{name.replace('_', ' ')} {obs.description or ''}".lower()))
+
+    mine = shared(manifest.observables[goal.observable], goal.observable)
+    others = [len(shared(o, n)) for n, o in manifest.observables.items() if n != goal.observable]
+    return len(mine) >= 2 and len(mine) > max(others, default=0) and len(words - mine) <= 1
+
+
+def resolve(
+    goal: Goal, values: Mapping[str, Any], ctx: _planner.PlannerContext, kept: Sequence[str] = ()
+) -> _planner.PlannedCall | Ask | str:
+    """The seek call for the goal, given the values the same request sets and the parameters it keeps;
+    or a question, or a refusal."""
     manifest = ctx.manifest
     if goal.vary is not None and goal.vary in values:
         return f"{goal.vary} is both set and varied in one request; say which."
+    if goal.vary is not None and goal.vary in kept:
+        return f"{goal.vary} is both kept and varied in one request; say which."
     vary = goal.vary
     if vary is None:
-        free = [p for p in manifest.observables[goal.observable].depends_on if p not in values]
+        taken = {*values, *kept}
+        depends = manifest.observables[goal.observable].depends_on
+        free = [p for p in depends if p not in taken and (not goal.among or p in goal.among)]
+        if goal.among and not free:
+            return _among(goal, depends, taken, manifest)
         if not free:
-            return _ask(goal, manifest, values)
+            return _ask(goal, manifest, taken)
         vary = free[0]
-    return _planner.PlannedCall("seek", {"observable": goal.observable, "goal": goal.goal, "vary": vary})
+    args: dict[str, Any] = {"observable": goal.observable, "goal": goal.goal, "vary": vary}
+    if goal.tol is not None:
+        args["tol"] = goal.tol
+    return _planner.PlannedCall("seek", args)
+
+
+def _among(goal: Goal, depends: Sequence[str], taken: set[str], manifest: Manifest) -> Ask | str:
+    """ "by moving the probe", and no parameter of the probe moves the observable (or all are taken)."""
+    group = " or ".join(goal.among)
+    free = [p for p in goal.among if p not in taken]
+    if not free:
+        return f"the request sets or keeps {group} itself; I have none of them left to vary."
+    if not depends:  # the manifest does not say what moves the observable: ask which
+        return Ask(
+            f"{_planner.LABEL}: Which parameter should I change to "
+            f"{_aim(goal.observable, goal.goal, manifest, goal.aim)}? I can vary {', '.join(free)}."
+        )
+    return (
+        f"{goal.observable} depends on {', '.join(depends)} (as its manifest declares), not on {group}; "
+        "I cannot reach it by changing those."
+    )
 
 
 # -- reading a goal ---------------------------------------------------------------------------
@@ -142,13 +263,144 @@ def _split_vary(clause: str, raw: str, manifest: Manifest) -> tuple[str, str, st
     period to 3 s" does not).
     """
     before = _VARY_BEFORE.match(clause)
-    if before and _planner._find_params(before.group("what"), manifest):
+    if before and (_planner._find_params(before.group("what"), manifest) or _group(before.group("what"), manifest)):
         start = before.start("rest")
         return clause[start:], raw[start:], before.group("what")
     after = _VARY_AFTER.search(clause)
     if after and after.start() > 0:
         return clause[: after.start()].rstrip(" ,"), raw[: after.start()].rstrip(" ,"), after.group("what").strip()
     return clause, raw, ""
+
+
+def _quality(clause: str, manifest: Manifest, unit_span: tuple[int, int] | None) -> Goal | str | None:
+    """ "make the orbit circular", "make the planet escape": a value named by its meaning (:data:`_QUALITIES`)."""
+    for words, name, relation, value, tol, meaning in _QUALITIES:
+        if not words.search(clause):
+            continue
+        observable = next((o for n, o in manifest.observables.items() if name in n.lower().split("_")), None)
+        if observable is None:
+            continue
+        if _planner._mentions(clause, manifest, unit_span):
+            return None  # a parameter is named: "make the speed circular" is about no orbit
+        if relation == ">=":
+            return _bounded(Goal(observable.name, value, None), relation, observable, meaning)
+        within = f" within {tol:g}" if tol else ""
+        note = f"{meaning}: {observable.name} {value:g}{within}"
+        return Goal(observable.name, value, None, note=note, tol=tol, aim=f"{value:g}{within} ({meaning})")
+    return None
+
+
+def _worded(clause: str, manifest: Manifest, number: _planner._Number | None) -> tuple[Observable, int, int] | None:
+    """The observable a clause names with its number's word as the unit: "a path difference of one
+    wavelength" is path_difference_wavelengths (the name's last words are that word)."""
+    if number is None or number.word is None:
+        return None
+    word = _planner._tokens(number.word)
+    for name, obs in manifest.observables.items():
+        parts = name.lower().split("_")
+        for k in range(1, len(parts)):
+            if _planner._tokens(" ".join(parts[k:])) != word:
+                continue
+            head = " ".join(parts[:k])
+            found = list(re.finditer(rf"(?<![\w.']){re.escape(head)}(?![\w'])", clause[: number.start]))
+            if found:
+                return obs, found[-1].start(), found[-1].end()
+    return None
+
+
+def _reached_noun(
+    clause: str, manifest: Manifest, unit_span: tuple[int, int] | None
+) -> tuple[str, tuple[int, int]] | None:
+    """ "make it reach a height of 15 m": what the flight reaches, named by a parameter's word.
+
+    The measure the word is a noun of and the span of the parameter's mention, or None.
+    """
+    reach = _REACH.search(clause)
+    if reach is None:
+        return None
+    for _, start, end in sorted(_planner._mentions(clause, manifest, unit_span), key=lambda m: m[1]):
+        if start >= reach.end() and clause[start:end] in _MEASURE_NOUNS:
+            return _MEASURE_NOUNS[clause[start:end]], (start, end)
+    return None
+
+
+def _bound(rest: str, number: _planner._Number | None) -> tuple[str | None, str]:
+    """An inclusive bound ("at least 0.95", "50 m or more"): ">=" / "<=" or None, and the clause without
+    its words. A strict one ("above 50 m") stays: it is refused, not sought."""
+    if number is None:
+        return None, rest
+    before, after = rest[: number.start], rest[number.end :]
+    for relation, lead, trail in ((">=", _AT_LEAST, _OR_MORE), ("<=", _AT_MOST, _OR_LESS)):
+        found = lead.search(before)
+        if found:
+            return relation, _blank(rest, [(found.start(), found.end())])
+        found = trail.search(after)
+        if found:
+            return relation, _blank(rest, [(number.end + found.start(), number.end + found.end())])
+    return None, rest
+
+
+def _bounded(goal: Goal, relation: str, observable: Observable, meaning: str = "") -> Goal | str:
+    """A bound as a value to seek: a window wholly inside it, a margin away from its edge."""
+    assert isinstance(goal.goal, float)
+    edge = goal.goal
+    if edge == 0:
+        return f"a bound of 0 on {observable.name} gives me no scale for a window; say the value to reach."
+    sign = 1 if relation == ">=" else -1
+    near = edge + sign * abs(edge) * BOUND_MARGIN
+    far = near + sign * abs(edge) * BOUND_WIDTH
+    unit = f" {observable.unit}" if observable.unit else ""
+    said = f"{'at least' if relation == '>=' else 'at most'} {_planner._fmt(edge)}{unit}"
+    low, high = sorted((_planner._tidy(near), _planner._tidy(far)))
+    window = f"{observable.name} {said}: sought within {_planner._fmt(low)}..{_planner._fmt(high)}{unit}"
+    window = f"{meaning}: {window}" if meaning else window
+    return dataclasses.replace(
+        goal,
+        goal=_planner._tidy((near + far) / 2),
+        tol=_planner._tidy(abs(far - near) / 2),
+        note="; ".join(filter(None, [goal.note, window])),
+        aim=said,
+    )
+
+
+def _lasting(rest: str, number: _planner._Number | None) -> bool:
+    """ "make the flight last 3 s", "make it fly for 3 s": a duration the thing named lasts."""
+    if number is None or number.unit is None:
+        return False
+    time = _units.dimension("s")
+    if (_units.dimension(number.unit) or _units.dimension(number.unit.lower())) != time:
+        return False
+    return bool(_LASTING.search(rest[: number.start]))
+
+
+def _measure(rest: str, number: _planner._Number | None) -> str | None:
+    """What a valued goal measures when it names no observable: "land at 50 m" (far), "make the apex 15
+    m" (a noun, :data:`_MEASURES`), "make it fly 15 m high" (an outcome verb and "high" after the number)."""
+    if number is None:
+        return None
+    if _LANDING.search(rest):
+        return "far"
+    nouns = [_MEASURE_NOUNS[w] for w in re.findall(r"[a-z]+", rest) if w in _MEASURE_NOUNS]
+    if nouns and len(set(nouns)) == 1:
+        return nouns[0]
+    after = rest[number.end :]
+    before = rest[: number.start]
+    if re.match(r"\s*high\b", after) and _OUTCOME_VERBS.search(before) and not re.search(r"\bfrom\b", before):
+        return "high"
+    return None
+
+
+def _group(what: str, manifest: Manifest) -> list[Parameter]:
+    """The number parameters of a group the words name ("the probe": probe.x and probe.y)."""
+    words = set(re.findall(r"[a-z]+", what.lower()))
+    return [
+        p
+        for p in manifest.parameters.values()
+        if "." in p.path
+        and p.path.lower().split(".")[0] in words
+        and p.type in ("number", "integer")
+        and not p.readonly
+    ]
 
 
 def _overlaps(span: tuple[int, int] | None, start: int, end: int) -> bool:
@@ -162,18 +414,20 @@ def _named_observables(
     found: list[tuple[Observable, int, int]] = []
     tokens = set(_planner._tokens(clause))
     for name, obs in manifest.observables.items():
-        forms = dict.fromkeys([name.lower(), name.lower().replace("_", " ")])
+        words = name.lower().split("_")
+        spelled = " ".join(_SPELLED.get(w, w) for w in words)  # "maximum height" for max_height
+        forms = dict.fromkeys([name.lower(), name.lower().replace("_", " "), spelled])
         spans = [
             (m.start(), m.end())
             for form in forms
             for m in re.finditer(rf"(?<![\w.']){re.escape(form)}(?![\w'])", clause)
             if not _overlaps(unit_span, m.start(), m.end())
         ]
-        words = set(_planner._tokens(name.lower().replace("_", " ")))
+        tokens_of_name = set(_planner._tokens(name.lower().replace("_", " ")))
         if spans:
             start, end = max(spans, key=lambda s: s[1] - s[0])
             found.append((obs, start, end))
-        elif len(words) > 1 and words <= tokens:
+        elif len(tokens_of_name) > 1 and tokens_of_name <= tokens:
             found.append((obs, 0, 0))
     return found
 
@@ -215,9 +469,17 @@ def _is_relative(text: str, number: _planner._Number | None) -> bool:
 
 
 def _observable(
-    clause: str, manifest: Manifest, named: list[tuple[Observable, int, int]], measure: str | None
+    clause: str,
+    manifest: Manifest,
+    named: list[tuple[Observable, int, int]],
+    measure: str | None,
+    by_name: bool = False,
 ) -> Observable | str:
-    """The one observable the goal is about: the one named, else the one whose words fit the measure."""
+    """The one observable the goal is about: the one named, else the one whose words fit the measure.
+
+    ``by_name``: the measure alone does not settle it ("make it last 3 s": what lasts?); the clause must
+    also use a word of the observable's name ("the flight" for flight_time).
+    """
     if named:
         longest = max(e - s for _, s, e in named)
         best = [o for o, s, e in named if e - s == longest]
@@ -227,7 +489,7 @@ def _observable(
     assert measure is not None
     keywords, units, noun = _MEASURES[measure]
     dims = {_units.dimension(u) for u in units}
-    tokens = set(_planner._tokens(clause))
+    tokens = {_NOUNS.get(t, t) for t in _planner._tokens(clause)}
     scored: list[tuple[int, Observable]] = []
     for name, obs in manifest.observables.items():
         name_words = set(_planner._tokens(name.lower().replace("_", " ")))
@@ -238,6 +500,12 @@ def _observable(
     top = [o for s, o in scored if s == max((s for s, _ in scored), default=0)]
     if not top:
         return f'nothing this target reports fits "{clause}".'
+    if by_name:
+        said = [o for o in top if set(_planner._tokens(o.name.lower().replace("_", " "))) & tokens]
+        if not said:
+            options = " or ".join(o.name for o in top)
+            return f'"{clause}": I could not tell what should last that long ({options}?); name the observable.'
+        top = said
     if len(top) > 1:
         return f'"{clause}" could mean ' + " or ".join(o.name for o in top) + "; name one of them."
     # "make the pendulum as long as possible": its length, perhaps; "make it swing as long as possible" is not
@@ -252,11 +520,15 @@ def _observable(
     return top[0]
 
 
-def _vary(what: str, clause: str, manifest: Manifest) -> Parameter | str | None:
-    """The number parameter the request says to vary, None when it names none, or why it cannot be varied."""
+def _vary(what: str, clause: str, manifest: Manifest) -> Parameter | list[Parameter] | str | None:
+    """The number parameter the request says to vary (or the group's: "the probe"), None when it names
+    none, or why it cannot be varied."""
     if not what:
         return None
     params = _planner._find_params(what, manifest)
+    if not params:
+        group = _group(what, manifest)
+        return group if len(group) > 1 else group[0] if group else None
     if len(params) > 1:
         return f'"{clause}" could vary ' + " or ".join(p.path for p in params) + "; name one of them."
     if not params:
@@ -288,7 +560,7 @@ def _valued(observable: Observable, number: _planner._Number, clause: str, vary:
     return Goal(name, _planner._tidy(value), vary.path if vary else None, note)
 
 
-def _ask(goal: Goal, manifest: Manifest, values: Mapping[str, Any]) -> Ask | str:
+def _ask(goal: Goal, manifest: Manifest, values: Collection[str]) -> Ask | str:
     """Which parameter to vary: a question naming the number parameters the request does not set."""
     candidates = [
         p
@@ -296,11 +568,11 @@ def _ask(goal: Goal, manifest: Manifest, values: Mapping[str, Any]) -> Ask | str
         if p.type in ("number", "integer") and not p.readonly and p.path not in values
     ]
     if not candidates:
-        return f"there is no number parameter left to vary to {_aim(goal.observable, goal.goal, manifest)}."
+        return f"there is no number parameter left to vary to {_aim(goal.observable, goal.goal, manifest, goal.aim)}."
     names = ", ".join(p.path for p in candidates)
     example = candidates[0].name.replace("_", " ")
     return Ask(
-        f"{_planner.LABEL}: Which parameter should I change to {_aim(goal.observable, goal.goal, manifest)}? "
+        f"{_planner.LABEL}: Which parameter should I change to {_aim(goal.observable, goal.goal, manifest, goal.aim)}? "
         f'I can vary {names}; say, for example, "... by changing the {example}".'
     )
 
@@ -308,8 +580,10 @@ def _ask(goal: Goal, manifest: Manifest, values: Mapping[str, Any]) -> Ask | str
 # -- the reply --------------------------------------------------------------------------------
 
 
-def summary(call: _planner.PlannedCall, result: Mapping[str, Any], ctx: _planner.PlannerContext) -> str:
-    """What a seek did: the parameter's new value and the observable reached, or why it could not."""
+def summary(call: _planner.PlannedCall, result: Mapping[str, Any], ctx: _planner.PlannerContext, aim: str = "") -> str:
+    """What a seek did: the parameter's new value and the observable reached, or why it could not.
+
+    ``aim``: the goal in the request's words, when the seek's goal is not (a bound's window)."""
     name, goal, vary = call.args.get("observable", ""), call.args.get("goal"), call.args.get("vary", "")
     tries = len(result.get("evaluations") or [])
     counted = f" ({tries} {'try' if tries == 1 else 'tries'})" if tries else ""
@@ -317,7 +591,7 @@ def summary(call: _planner.PlannedCall, result: Mapping[str, Any], ctx: _planner
     param = ctx.manifest.parameters.get(vary)
     unit = param.unit if param else None
     if not result.get("ok", False):
-        return _failure(call, result, ctx) + counted
+        return _failure(call, result, ctx, aim) + counted
     changed = (result.get("changed") or {}).get(vary)
     did = (
         f"changed {words} to {_planner._with_unit_text(changed)}"
@@ -333,7 +607,7 @@ def summary(call: _planner.PlannedCall, result: Mapping[str, Any], ctx: _planner
     return f"{did}: {label} is now {_planner._value_text(reached, obs.unit if obs else None)}{extreme}{counted}"
 
 
-def _failure(call: _planner.PlannedCall, result: Mapping[str, Any], ctx: _planner.PlannerContext) -> str:
+def _failure(call: _planner.PlannedCall, result: Mapping[str, Any], ctx: _planner.PlannerContext, aim: str) -> str:
     """The tool's error, plainly, and where the varied parameter was left (back where it was)."""
     name, goal, vary = call.args.get("observable", ""), call.args.get("goal"), call.args.get("vary", "")
     error = result.get("error") or {}
@@ -350,7 +624,7 @@ def _failure(call: _planner.PlannedCall, result: Mapping[str, Any], ctx: _planne
         after = f"; {words} went back to {_planner._value_text(now, param.unit if param else None)}"
     else:
         after = ""
-    return f"could not {_aim(name, goal, ctx.manifest)}: {message}{hint}{after}"
+    return f"could not {_aim(name, goal, ctx.manifest, aim)}: {message}{hint}{after}"
 
 
 def _reached(name: str, result: Mapping[str, Any]) -> Any:
@@ -363,9 +637,11 @@ def _reached(name: str, result: Mapping[str, Any]) -> Any:
     return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def _aim(name: str, goal: Any, manifest: Manifest) -> str:
-    """ "bring range to 50 m", "maximise range"."""
+def _aim(name: str, goal: Any, manifest: Manifest, aim: str = "") -> str:
+    """ "bring range to 50 m", "maximise range", "bring polarization to at least 0.95"."""
     label = name.replace("_", " ")
+    if aim:
+        return f"bring {label} to {aim}"
     if goal in ("max", "min"):
         return f"{'maximise' if goal == 'max' else 'minimise'} {label}"
     obs = manifest.observables.get(name)

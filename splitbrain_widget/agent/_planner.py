@@ -4,10 +4,10 @@ It maps plain requests onto the same tools a real model calls: set / increase / 
 show / hide / reset / switch target / "what is X", numbers with units converted to the manifest's
 unit, relative changes ("faster", "double the gravity", "a bit less damping") and several changes
 in one sentence, and goals on an observable ("make it land at 50 m", "as far as possible by changing
-the angle": one ``seek`` call, read in :mod:`._goals`). What it cannot map it says so, listing what it
-can do; it never guesses: a wrong change is far worse than a refusal, so when the parameter, the
-value, the unit or the direction of a switch is not certain it refuses (or, for the parameter a goal
-should vary, asks).
+the angle", "keeping that drag, make it land 2 km away": one ``seek`` call, read in :mod:`._goals`).
+What it cannot map it says so, listing what it can do; it never guesses: a wrong change is far worse
+than a refusal, so when the parameter, the value, the unit or the direction of a switch is not certain
+it refuses (or, for the parameter a goal should vary, asks).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..manifest import Manifest, Parameter
+from ..manifest import Manifest, Parameter, ParameterError
 from . import _goals, _units
 
 LABEL = "Offline planner"
@@ -80,6 +80,45 @@ _BOUND = re.compile(
 # Clauses of these words alone carry no request ("ok, ...", "..., thanks").
 _GREETINGS = {"ok", "okay", "please", "thanks", "thank", "you", "now", "so", "well", "hi", "hello", "hey"}
 _NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+# "twice as fast": the adjective of a comparative of _MORE, whose hints it shares.
+_AS_ADJECTIVES = {"fast": "faster", "big": "bigger", "large": "larger", "heavy": "heavier", "long": "longer",
+                  "strong": "stronger", "wide": "wider"}  # fmt: skip
+# "keeping that drag", "with the same drag", "without changing the drag": a parameter the request keeps.
+_KEEP = re.compile(
+    r"^(?:(?:while|and) )?(?:keep|keeping|hold|holding|leave|leaving|fix|fixing) (?P<what>.+?)"
+    r"(?: (?:fixed|constant|unchanged|the same|as it is|as is|where it is|alone|as before|as they are))?$|"
+    r"^(?:(?:while|and) )?(?:with|at) the same (?P<same>.+)$|"
+    r"^(?:(?:while|and) )?without (?:changing|touching|altering|moving) (?P<without>.+)$"
+)
+_KEEP_FILLER = {"the", "that", "this", "these", "those", "its", "my", "same", "current", "value", "values", "setting"}
+# "stop the ball", "make it stop": a parameter whose description says that 0 stops it.
+_HALT = re.compile(
+    r"^(?:please )?(?:stop|halt|freeze) (?:it|the (?P<thing>[a-z]+))(?: (?:moving|from moving|in place|where it is))?$|"
+    r"^(?:please )?make (?:it|the (?P<made>[a-z]+)) (?:stop|halt|freeze|stand still)(?: moving)?$"
+)
+_HALTS = re.compile(r"\b(?:0|zero) (?:stops|halts|freezes)\b")
+# CSS colour names: a colour the user names that is not among a colour parameter's options is refused
+# as such ("cyan is not one of the colours"), not as a request not understood.
+_CSS_COLOURS = frozenset({
+    "aliceblue", "antiquewhite", "aqua", "aquamarine", "azure", "beige", "bisque", "black", "blanchedalmond",
+    "blue", "blueviolet", "brown", "burlywood", "cadetblue", "chartreuse", "chocolate", "coral", "cornflowerblue",
+    "cornsilk", "crimson", "cyan", "darkblue", "darkcyan", "darkgoldenrod", "darkgray", "darkgreen", "darkgrey",
+    "darkkhaki", "darkmagenta", "darkolivegreen", "darkorange", "darkorchid", "darkred", "darksalmon",
+    "darkseagreen", "darkslateblue", "darkslategray", "darkslategrey", "darkturquoise", "darkviolet", "deeppink",
+    "deepskyblue", "dimgray", "dimgrey", "dodgerblue", "firebrick", "floralwhite", "forestgreen", "fuchsia",
+    "gainsboro", "ghostwhite", "gold", "goldenrod", "gray", "green", "greenyellow", "grey", "honeydew", "hotpink",
+    "indianred", "indigo", "ivory", "khaki", "lavender", "lavenderblush", "lawngreen", "lemonchiffon", "lightblue",
+    "lightcoral", "lightcyan", "lightgoldenrodyellow", "lightgray", "lightgreen", "lightgrey", "lightpink",
+    "lightsalmon", "lightseagreen", "lightskyblue", "lightslategray", "lightslategrey", "lightsteelblue",
+    "lightyellow", "lime", "limegreen", "linen", "magenta", "maroon", "mediumaquamarine", "mediumblue",
+    "mediumorchid", "mediumpurple", "mediumseagreen", "mediumslateblue", "mediumspringgreen", "mediumturquoise",
+    "mediumvioletred", "midnightblue", "mintcream", "mistyrose", "moccasin", "navajowhite", "navy", "oldlace",
+    "olive", "olivedrab", "orange", "orangered", "orchid", "palegoldenrod", "palegreen", "paleturquoise",
+    "palevioletred", "papayawhip", "peachpuff", "peru", "pink", "plum", "powderblue", "purple", "rebeccapurple",
+    "red", "rosybrown", "royalblue", "saddlebrown", "salmon", "sandybrown", "seagreen", "seashell", "sienna",
+    "silver", "skyblue", "slateblue", "slategray", "slategrey", "snow", "springgreen", "steelblue", "tan", "teal",
+    "thistle", "tomato", "turquoise", "violet", "wheat", "white", "whitesmoke", "yellow", "yellowgreen"
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -96,6 +135,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     asked: list[str] = field(default_factory=list)  # parameters or observables the user asked about
     refusal: str | None = None
+    aim: str = ""  # a seek's goal in the request's words, when the call's goal is not ("at least 0.95")
 
 
 @dataclass(frozen=True)
@@ -142,10 +182,15 @@ def plan(text: str, ctx: PlannerContext) -> Plan:
         return question
     values: dict[str, Any] = {}
     notes: list[str] = []
-    failed: list[str] = []
+    failed: list[tuple[str, str | None]] = []  # (why, the clause when it may only restate a goal)
     goals: list[_goals.Goal] = []
+    kept: list[str] = []
     for clause, clause_raw in _goals.merge_vary(_clauses(request, raw)):
         if set(clause.split()) <= _GREETINGS:  # "ok, set the speed to 12"
+            continue
+        held = _kept(clause, ctx.manifest)
+        if held is not None:  # "keeping that drag": not set, not varied
+            kept += held
             continue
         goal = _goals.read(clause, clause_raw, ctx)
         if isinstance(goal, _goals.Goal):
@@ -153,34 +198,53 @@ def plan(text: str, ctx: PlannerContext) -> Plan:
             continue
         outcome = goal if goal is not None else _clause(clause, clause_raw, ctx, {**ctx.values, **values})
         if isinstance(outcome, str):
-            failed.append(outcome)
+            failed.append((outcome, clause if goal is None else None))
         elif outcome[0] in values and values[outcome[0]] != outcome[1]:
-            failed.append(f"{outcome[0]} was asked for twice, with different values.")
+            failed.append((f"{outcome[0]} was asked for twice, with different values.", None))
         else:
             path, value, note = outcome
             values[path] = value
             if note:
                 notes.append(note)
+    if len(goals) == 1:  # "make the flock fly the same way, a polarization of at least 0.95": one goal, said twice
+        said = [c for _, c in failed if c is not None and _goals.restates(c, goals[0], ctx)]
+        failed = [(why, c) for why, c in failed if c not in said]
+        notes += [f'"{c}" read as the {goals[0].observable} goal' for c in said]
+    failed += [(f"{path} is both kept and set in one request; say which.", None) for path in kept if path in values]
     if failed:
-        return Plan(refusal=capabilities(ctx, " ".join(failed)))
+        return Plan(refusal=capabilities(ctx, " ".join(why for why, _ in failed)))
     if goals:
-        return _goal_plan(goals, values, notes, ctx)
+        return _goal_plan(goals, values, notes, ctx, kept)
     if not values:
+        if kept:
+            reason = f"Keeping {_join(kept)} as it is needs no change; say what to change."
+            return Plan(refusal=capabilities(ctx, reason))
         return Plan(refusal=capabilities(ctx, f'I could not map "{text.strip()}" to a change.'))
     return Plan(calls=[PlannedCall("set_parameters", {"values": values})], notes=notes)
 
 
-def _goal_plan(goals: list[_goals.Goal], values: dict[str, Any], notes: list[str], ctx: PlannerContext) -> Plan:
+def _goal_plan(
+    goals: list[_goals.Goal], values: dict[str, Any], notes: list[str], ctx: PlannerContext, kept: Sequence[str] = ()
+) -> Plan:
     """The request's changes (one set_parameters call) first, then the one seek: the goal holds for them."""
     if len(goals) > 1:
         return Plan(refusal=capabilities(ctx, "I can reach one goal at a time; ask for them one by one."))
-    seek = _goals.resolve(goals[0], values, ctx)
+    goal = goals[0]
+    seek = _goals.resolve(goal, values, ctx, kept)
     if isinstance(seek, _goals.Ask):
         return Plan(refusal=seek.text)
     if isinstance(seek, str):
         return Plan(refusal=capabilities(ctx, seek))
+    try:  # the seek is for the request's changes: when the manifest refuses one, seek nothing
+        ctx.manifest.coerce_many(values)
+    except ParameterError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        aim = _goals._aim(goal.observable, goal.goal, ctx.manifest, goal.aim)
+        return Plan(refusal=f"{LABEL}: Could not set parameters: {exc.message}{hint}; so I did not {aim} either.")
     calls = [PlannedCall("set_parameters", {"values": values})] if values else []
-    return Plan(calls=[*calls, seek], notes=[*notes, *filter(None, [goals[0].note])], asked=[goals[0].observable])
+    held = [f"{_short(k, ctx)} kept at {_value_text(ctx.values.get(k), ctx.manifest.parameters[k].unit)}" for k in kept]
+    notes = [*notes, *held, *filter(None, [goal.note])]
+    return Plan(calls=[*calls, seek], notes=notes, asked=[goal.observable], aim=goal.aim)
 
 
 def capabilities(ctx: PlannerContext, reason: str) -> str:
@@ -329,10 +393,16 @@ def _clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str, An
     number = _read_number(clause, raw, manifest)
     skip = (number.unit_start, number.end) if number and number.unit else None
     params = _find_params(clause, manifest, skip)
+    counted = _counted(number, manifest) if number is not None and not params else None
+    if counted is not None:  # "put 300 boids in the sky": the number of boids
+        params = [counted]
 
     switch = _switch(clause, manifest, params, current, number)
     if switch is not None:
         return switch if isinstance(switch, str) else (switch[0], switch[1], "")
+    halt = _halt(clause, ctx) if number is None else None
+    if halt is not None:  # "stop the ball": the speed whose description says 0 stops it
+        return halt
     if _NEGATION.search(clause):  # "don't set the speed to 12" must not set it
         return f'"{clause}" says what not to do; I only carry out plain requests.'
     if re.search(r"\b(?:reset|restore|revert|start over|start again)\b", clause):  # "start over with speed 12"
@@ -351,6 +421,9 @@ def _clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str, An
         enum_hit = _enum_value(clause, ctx)
         if enum_hit is not None:
             return enum_hit
+        colour = _unknown_colour(clause, manifest)
+        if colour is not None:  # "make the ball cyan", and cyan is not among the colours
+            return colour
     if param is not None and param.enum is not None and number is None:
         options = [o for o in param.enum if isinstance(o, str) and re.search(rf"\b{re.escape(o.lower())}\b", clause)]
         if len(options) == 1:
@@ -370,7 +443,8 @@ def _clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str, An
         quoted = re.search(r"['\"](.+?)['\"]", raw) or re.search(r"\bto\s+(\S+)$", raw)
         if quoted:
             return param.path, quoted.group(1), ""
-        return f'I could not find the value for {param.path} in "{clause}".'
+        colour = _unknown_colour(clause, manifest) if param.enum else None
+        return colour or f'I could not find the value for {param.path} in "{clause}".'
     if param.type == "array":
         numbers = _NUMBER_RE.findall(clause)
         if param.length and len(numbers) == param.length:
@@ -562,6 +636,9 @@ def _relative(
         return f'"{clause}": a factor of {_fmt(factor)} does not go the way "{said.group(1)}" says.'
     if param is None:
         hints = (_MORE.get(said.group(1)) or _LESS.get(said.group(1)) or ()) if said else ()
+        alike = re.search(r"\bas ([a-z]+)\b", clause) if factor is not None and not said else None
+        if alike and alike.group(1) in _AS_ADJECTIVES:  # "twice as fast", "half as big"
+            hints = _MORE[_AS_ADJECTIVES[alike.group(1)]]
         candidates = [
             p for p in manifest.parameters.values()
             if p.type in ("number", "integer") and not p.readonly and set(_core(p)) & set(hints)
@@ -627,6 +704,79 @@ def _relative(
         target, note = param.min, f"{param.path} is held at its minimum {_fmt(param.min)}"
     value: Any = round(target) if param.type == "integer" else _tidy(target)
     return param.path, value, note
+
+
+def _kept(clause: str, manifest: Manifest) -> list[str] | None:
+    """The parameters a clause says to keep as they are ("keeping that drag", "with the same speed"), or
+    None when it is no such clause. A clause with a number ("keep the speed at 12") is a set, as before."""
+    match = _KEEP.match(clause)
+    if match is None or _read_number(clause, clause, manifest) is not None:
+        return None
+    what = match.group("what") or match.group("same") or match.group("without") or ""
+    params = _find_params(what, manifest)
+    if not params:
+        return None
+    named = set(_tokens(what))
+    for p in params:
+        named -= set(_tokens(" ".join(_forms(p)).replace(".", " ").replace("_", " ")))
+    return [p.path for p in params] if named <= _KEEP_FILLER else None
+
+
+def _counted(number: _Number, manifest: Manifest) -> Parameter | None:
+    """The one whole-number parameter that counts what the word after the number names ("300 boids":
+    the parameter labelled "Number of boids", or named num_boids / boid_count)."""
+    word = number.unit or number.word
+    if not word:
+        return None
+    noun = _tokens(word.lower())
+    hits = []
+    for p in manifest.parameters.values():
+        if p.type != "integer" or p.readonly:
+            continue
+        label = re.fullmatch(r"(?:the )?(?:number|count|amount) of (?:the )?([a-z]+)", (p.label or "").lower())
+        name = re.fullmatch(r"(?:num|n|number)_([a-z]+)|([a-z]+)_(?:count|number)", p.name.lower())
+        nouns = [g for m in (label, name) if m for g in m.groups() if g]
+        if any(_tokens(n) == noun for n in nouns):
+            hits.append(p)
+    return hits[0] if len(hits) == 1 else None
+
+
+def _halt(clause: str, ctx: PlannerContext) -> tuple[str, Any, str] | None:
+    """ "stop the ball": the one number parameter whose description says 0 stops it ("How fast the ball
+    travels; 0 stops it"), set to 0; the thing stopped must be what its description or the target names."""
+    match = _HALT.match(clause)
+    if match is None:
+        return None
+    thing = match.group("thing") or match.group("made")
+    found = []
+    for p in ctx.manifest.parameters.values():
+        text = f"{p.label or ''} {p.description or ''}".lower()
+        if p.type not in ("number", "integer") or p.readonly or not _HALTS.search(text):
+            continue
+        if (p.min is not None and p.min > 0) or (p.max is not None and p.max < 0):
+            continue
+        about = set(_tokens(f"{text} {ctx.manifest.id} {ctx.manifest.title or ''}".lower()))
+        if thing is None or set(_tokens(thing)) <= about:
+            found.append(p)
+    if len(found) != 1:
+        return None
+    return found[0].path, 0 if found[0].type == "integer" else 0.0, ""
+
+
+def _unknown_colour(clause: str, manifest: Manifest) -> str | None:
+    """Why a colour the clause names cannot be set: it is not among the options of the colour parameters
+    (enums whose options are CSS colour names); None when the clause names no such colour."""
+    palettes = [
+        p
+        for p in manifest.parameters.values()
+        if p.enum and not p.readonly and sum(isinstance(o, str) and o.lower() in _CSS_COLOURS for o in p.enum) >= 2
+    ]
+    options = {str(o).lower() for p in palettes for o in p.enum or ()}
+    named = [w for w in re.findall(r"[a-z]+", clause) if w in _CSS_COLOURS and w not in options]
+    if not palettes or not named:
+        return None
+    allowed = "; ".join(f"{p.path}: {', '.join(str(o) for o in p.enum or ())}" for p in palettes)
+    return f"{named[0]} is not one of the colours I can set ({allowed})."
 
 
 def _is_reset(request: str, ctx: PlannerContext) -> bool:
@@ -734,6 +884,8 @@ def _target_switch(request: str, ctx: PlannerContext) -> Plan | None:
     for target_id, title in ctx.targets:
         if wanted in (target_id.lower(), title.lower()) or wanted.rstrip("s") == target_id.lower().rstrip("s"):
             return Plan(calls=[PlannedCall("select_target", {"target": target_id})])
+    if _is_option(wanted, ctx):
+        return None  # "switch to the double pendulum": this target's mode, set like any other value
     close = [t for t, title in ctx.targets if set(_tokens(wanted)) & (set(_tokens(title.lower())) | {t.lower()})]
     if len(close) == 1:
         return Plan(calls=[PlannedCall("select_target", {"target": close[0]})])
@@ -741,6 +893,19 @@ def _target_switch(request: str, ctx: PlannerContext) -> Plan | None:
     if close:
         return Plan(refusal=f'{LABEL}: "{wanted}" could be {" or ".join(close)}; name one. Available: {known}.')
     return Plan(refusal=f'{LABEL}: there is no target "{wanted}". Available: {known}.')
+
+
+def _is_option(wanted: str, ctx: PlannerContext) -> bool:
+    """Whether the words name an option of one of this target's parameters and nothing else but the
+    parameter and this target ("the double pendulum", "viridis")."""
+    hit = _enum_value(wanted, ctx)
+    if hit is None:
+        return False
+    path, option, _ = hit
+    manifest = ctx.manifest
+    known = {*_tokens(str(option).lower()), *_tokens(path.replace(".", " ")), *_tokens(manifest.id.replace("_", " "))}
+    known |= set(_tokens((manifest.title or "").lower())) | {"the", "a", "an", "mode", "one", "version", "setting"}
+    return set(_tokens(wanted)) <= known
 
 
 # -- replies ---------------------------------------------------------------------------------
@@ -751,7 +916,7 @@ def summarise(plan_: Plan, results: Sequence[Mapping[str, Any]], ctx: PlannerCon
     parts: list[str] = []
     for call, result in zip(plan_.calls, results, strict=False):
         if call.tool == "seek":
-            parts.append(_goals.summary(call, result, ctx))
+            parts.append(_goals.summary(call, result, ctx, plan_.aim))
             continue
         error = result.get("error") or {}
         if not result.get("ok", False) and not (result.get("kept") and call.tool == "set_parameters"):
@@ -777,6 +942,10 @@ def summarise(plan_: Plan, results: Sequence[Mapping[str, Any]], ctx: PlannerCon
             parts.append(_answer_parameters(plan_.asked, result, ctx))
         elif call.tool == "fetch_state":
             parts.append(_answer_state(plan_.asked, result, ctx))
+    for call in plan_.calls[len(results) :]:  # not made (a run that stops after a failed set): say so
+        if call.tool == "seek":
+            aim = _goals._aim(str(call.args.get("observable", "")), call.args.get("goal"), ctx.manifest, plan_.aim)
+            parts.append(f"so I did not try to {aim}")
     text = "; ".join(p for p in parts if p)
     if plan_.notes:
         text += " (" + "; ".join(plan_.notes) + ")"

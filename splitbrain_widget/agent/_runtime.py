@@ -49,6 +49,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 from pydantic_core import SchemaValidator, core_schema
 
+from .._audit import CallSource, make_source, use_source
 from ..protocol import ToolResult
 from . import _approval, _planner, _retry
 from ._events import AgentEvent, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallProgress, ToolCallStarted
@@ -284,6 +285,8 @@ class RunState:
     chain: StickyChain | None = None
     compactions: int = 0
     window: int = DEFAULT_WINDOW
+    request: str = ""  # the text this run answers
+    source: CallSource | None = None  # who asked: the audit's source of every call this run makes
 
     def planner_context(self) -> _planner.PlannerContext:
         from ..registry import list_targets
@@ -325,7 +328,9 @@ class BrowserToolset(AbstractToolset[Any]):
             state.emit(ToolCallProgress(call_id, name, tool_args, label))
 
         try:
-            outcome = await execute(ToolContext(state.sim, state.store, progress), name, tool_args)
+            # Set here, where the call runs: the run's tasks and threads need not have inherited it.
+            with use_source(state.source):
+                outcome = await execute(ToolContext(state.sim, state.store, progress), name, tool_args)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug of ours must reach the model as a result, not kill the run
@@ -643,9 +648,13 @@ class Runtime:
         if event is not None and loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(event.set)
 
-    async def run(self, text: str, emit: Callable[[AgentEvent], None]) -> tuple[RunOutcome, list[ToolCallRecord]]:
+    async def run(
+        self, text: str, emit: Callable[[AgentEvent], None], source: CallSource | None = None
+    ) -> tuple[RunOutcome, list[ToolCallRecord]]:
         state = self.state
         state.emit = emit
+        state.request = text
+        state.source = source if source is not None else make_source(f"agent: {text}")
         state.tool_calls = []
         state.truncated_ids = set()
         state.stop_reason = None

@@ -439,7 +439,17 @@ function mountTargetFrame(opts) {
 // host.js
 var ADVANCE_CHUNK_MS = 1e3;
 var PIPELINE = 2;
+var AHEAD_MS = ADVANCE_CHUNK_MS;
+var MAX_AHEAD = 64;
+var TOKEN_CHUNKS = 16;
+var TOKEN_MS = AHEAD_MS / 4;
+var MAX_SAMPLES = 1e5;
+var MAX_SAMPLE_CHARS = 64 * 1024 * 1024;
+var PART_CHARS = 9e5;
 var INTERNAL_ID = "\0advance-";
+function sampleCount(ms, every) {
+  return Math.max(1, Math.ceil(ms / every - 1e-9));
+}
 function createHost(opts) {
   const { viewId, binding } = opts;
   const controller = new AbortController();
@@ -537,13 +547,18 @@ function createHost(opts) {
   let current = null;
   let deferred = null;
   const failure = (code, message) => ({ ok: false, error: { code, message } });
-  async function runAdvance({ token, ms }) {
+  async function runAdvance({ token, ms, every, steps, maxChars }) {
     let cancelled = "";
+    let failed = null;
     let interrupt = () => {
     };
     const interrupted = new Promise((resolve) => {
       interrupt = () => resolve();
     });
+    const fail = (why) => {
+      failed ?? (failed = why);
+      interrupt();
+    };
     current = {
       token,
       cancel: (why) => {
@@ -563,41 +578,129 @@ function createHost(opts) {
     }
     const element = frame.iframe();
     element.style.visibility = "hidden";
-    let left = Math.max(0, ms);
+    const { nonce, loadId } = relay;
+    const watch = () => {
+      if (relay.stopped) fail(failure("not_ready", relay.stopped));
+      else if (!relay.ready || relay.nonce !== nonce || relay.loadId !== loadId) {
+        fail(failure("not_ready", "the target page was reloaded during the advance"));
+      }
+    };
+    statusWaiters.add(watch);
+    const sampled = every !== null;
+    const total = Math.max(0, ms);
+    let step = 0;
+    let posted = 0;
+    let inFlightMs = 0;
     const inFlight = [];
-    const cancel = interrupted.then(() => failure("timeout", cancelled));
+    const pending = /* @__PURE__ */ new Set();
+    const early = /* @__PURE__ */ new Map();
+    let taken = 0;
+    let last = null;
+    let chars = 0;
+    let part = [];
+    let partChars = 0;
+    let allTaken = () => {
+    };
+    const everyReply = new Promise((resolve) => {
+      allTaken = () => resolve(null);
+    });
+    const stopped = interrupted.then(() => failed ?? failure("timeout", cancelled));
+    function take(index, result) {
+      early.set(index, result);
+      while (!failed && early.has(taken)) {
+        const reply = (
+          /** @type {Result} */
+          early.get(taken)
+        );
+        early.delete(taken);
+        taken += 1;
+        if (!reply.ok) return fail(reply);
+        last = reply.state;
+        if (!sampled) continue;
+        const size = JSON.stringify(reply.state).length;
+        chars += size;
+        if (chars > maxChars) {
+          const message = `the states of a sampled advance came to more than ${maxChars} characters (as JSON) after ${taken} of ${steps} steps: sample less often (a larger every), or fewer seconds at a time`;
+          return fail(failure("target_error", message));
+        }
+        if (part.length > 0 && partChars + size > PART_CHARS) {
+          out({ kind: "_samples", view_id: viewId, token, states: part });
+          flush();
+          part = [];
+          partChars = 0;
+        }
+        part.push(reply.state);
+        partChars += size;
+      }
+      if (taken === steps) allTaken();
+    }
+    let sinceToken = 0;
+    let tokenAt = 0;
     function postChunk() {
-      const chunk = Math.min(left, ADVANCE_CHUNK_MS);
-      left -= chunk;
-      const token2 = `${++chunkCounter}`;
-      const ended = new Promise((resolve) => chunkDone.set(token2, () => resolve(null)));
-      const payload = { ms: chunk, more: left > 0, token: token2 };
+      const end = step + 1 >= steps ? total : (step + 1) * /** @type {number} */
+      every;
+      const rest = Math.max(0, end - posted);
+      const stepEnds = rest <= ADVANCE_CHUNK_MS;
+      const chunk = stepEnds ? rest : ADVANCE_CHUNK_MS;
+      posted = stepEnds ? end : posted + chunk;
+      if (stepEnds) step += 1;
+      sinceToken += 1;
+      const answered = !stepEnds || sinceToken >= TOKEN_CHUNKS || posted - tokenAt >= TOKEN_MS;
+      const token2 = answered ? `${++chunkCounter}` : "";
+      let ended = null;
+      if (answered) {
+        ended = new Promise((resolve) => chunkDone.set(token2, () => resolve(null)));
+        sinceToken = 0;
+        tokenAt = posted;
+      }
+      const payload = { ms: chunk, more: step < steps, ...answered ? { token: token2 } : {} };
       frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, nonce: relay.nonce, type: "advance", payload }, "*");
-      inFlight.push({ chunk, token: token2, ended, ...stateRequest() });
+      let reply = null;
+      if (stepEnds) {
+        const index = step - 1;
+        const request = stateRequest();
+        pending.add(request.id);
+        reply = request.done;
+        void reply.then((result) => {
+          pending.delete(request.id);
+          take(index, result);
+        });
+      }
+      inFlight.push({ chunk, token: token2, ended, reply });
+      inFlightMs += chunk;
+    }
+    function fill() {
+      while (step < steps && inFlight.length < MAX_AHEAD && (inFlight.length < PIPELINE || inFlightMs - inFlight[0].chunk < AHEAD_MS)) {
+        postChunk();
+      }
     }
     try {
       postChunk();
       virtualMs += inFlight[0].chunk;
       releaseDeferred();
-      while (left > 0 && inFlight.length < PIPELINE) postChunk();
-      let result = null;
-      do {
-        const { id, token: token2, ended, done } = inFlight[0];
-        result = await Promise.race([ended, done, cancel]);
-        if (result && !result.ok) return result;
-        if (inFlight.length === 1 && left === 0) result = result ?? await Promise.race([done, cancel]);
-        internal.delete(id);
-        chunkDone.delete(token2);
+      fill();
+      while (inFlight.length > 0) {
+        const head = inFlight[0];
+        const ended = inFlight.find((c) => c.ended !== null)?.ended;
+        const replied = inFlight.find((c) => c.reply !== null)?.reply;
+        const outcome2 = await Promise.race([ended ?? stopped, replied ?? stopped, stopped]);
+        if (outcome2 && !outcome2.ok) return outcome2;
+        if (failed) return failed;
+        if (cancelled) return failure("timeout", cancelled);
+        if (head.token) chunkDone.delete(head.token);
         inFlight.shift();
+        inFlightMs -= head.chunk;
         if (inFlight.length > 0) virtualMs += inFlight[0].chunk;
-        if (left > 0) postChunk();
-      } while (inFlight.length > 0);
-      return result ?? failure("internal_error", "host advance: no state after the last chunk");
-    } finally {
-      for (const { id, token: token2 } of inFlight) {
-        internal.delete(id);
-        chunkDone.delete(token2);
+        fill();
       }
+      const outcome = await Promise.race([everyReply, stopped]);
+      if (outcome) return outcome;
+      if (last === null) return failure("internal_error", "host advance: no state after the last step");
+      return sampled ? { ok: true, state: last, states: part, samples: steps } : { ok: true, state: last };
+    } finally {
+      statusWaiters.delete(watch);
+      for (const { token: token2 } of inFlight) if (token2) chunkDone.delete(token2);
+      for (const id of pending) internal.delete(id);
       element.style.visibility = "";
     }
   }
@@ -610,7 +713,7 @@ function createHost(opts) {
     if (current) return;
     while (advances.length > 0) {
       const request = (
-        /** @type {{token: string, ms: number}} */
+        /** @type {AdvanceRequest} */
         advances.shift()
       );
       let result;
@@ -621,7 +724,8 @@ function createHost(opts) {
       }
       current = null;
       if (result.ok) out({ kind: "event", view_id: viewId, type: "state", payload: result.state });
-      out({ kind: "_advance", view_id: viewId, token: request.token, result });
+      const answer = result.ok && result.states ? { ok: true, states: result.states, samples: result.samples } : result;
+      out({ kind: "_advance", view_id: viewId, token: request.token, result: answer });
     }
   }
   function handle(op) {
@@ -648,13 +752,18 @@ function createHost(opts) {
       if (typeof op.html === "string") html = op.html;
       frame.load();
     } else if (op.op === "advance") {
+      const refuse = (why) => out({ kind: "_advance", view_id: viewId, token: op.token, result: failure("invalid_value", why) });
       const ms = Number(op.ms);
-      if (!Number.isFinite(ms) || ms < 0) {
-        const result = failure("invalid_value", `cannot advance by ${op.ms} ms`);
-        out({ kind: "_advance", view_id: viewId, token: op.token, result });
-        return;
+      const every = op.every === void 0 || op.every === null ? null : Number(op.every);
+      if (!Number.isFinite(ms) || ms < 0) return refuse(`cannot advance by ${op.ms} ms`);
+      if (every !== null && !(Number.isFinite(every) && every > 0)) return refuse(`cannot sample every ${op.every} ms`);
+      const steps = every === null ? 1 : sampleCount(ms, every);
+      if (steps > MAX_SAMPLES) {
+        return refuse(`advancing ${ms} ms every ${every} ms takes ${steps} samples, more than the ${MAX_SAMPLES} of one advance`);
       }
-      advances.push({ token: op.token, ms });
+      const cap = Number(op.max_chars);
+      const maxChars = Number.isFinite(cap) && cap > 0 ? Math.min(cap, MAX_SAMPLE_CHARS) : MAX_SAMPLE_CHARS;
+      advances.push({ token: op.token, ms, every, steps, maxChars });
       void pumpAdvances();
     }
   }
@@ -716,6 +825,14 @@ var api = Object.freeze({
 Object.defineProperty(window, "splitbrainHost", { value: api });
 export {
   ADVANCE_CHUNK_MS,
+  AHEAD_MS,
+  MAX_AHEAD,
+  MAX_SAMPLES,
+  MAX_SAMPLE_CHARS,
+  PART_CHARS,
   PIPELINE,
-  createHost
+  TOKEN_CHUNKS,
+  TOKEN_MS,
+  createHost,
+  sampleCount
 };

@@ -5,6 +5,7 @@ var PROTOCOL_VERSION = 1;
 var PARENT_SOURCE = "splitbrain-parent";
 var TARGET_SOURCE = "splitbrain-target";
 var MAX_ERROR_TEXT = 500;
+var MAX_CODE_TEXT = 2e5;
 var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state"]);
 var TARGET_TYPES = /* @__PURE__ */ new Set(["ready", "state", "error"]);
 function isPlainObject(value) {
@@ -69,6 +70,15 @@ function isApprovalRequest(msg) {
 function isApprovalClosed(msg) {
   return isPlainObject(msg) && msg.kind === "approval_closed" && isString(msg.id);
 }
+function codePoints(text) {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
+}
+function isCodeMessage(msg) {
+  if (!isPlainObject(msg) || msg.kind !== "code" || !isString(msg.text)) return false;
+  return msg.text.length <= MAX_CODE_TEXT || codePoints(msg.text) <= MAX_CODE_TEXT;
+}
 function chatMessage(text) {
   return { kind: "chat", text };
 }
@@ -83,6 +93,9 @@ function approvalMessage(id, approved) {
 }
 function setMessage(values) {
   return { kind: "set", values };
+}
+function copyCodeMessage() {
+  return { kind: "copy_code" };
 }
 function errorText(err) {
   let text;
@@ -496,6 +509,105 @@ function stepFor(p) {
   if (p.min !== void 0 && p.max !== void 0) return (p.max - p.min) / 200;
   return "any";
 }
+var OBSERVABLE_WINDOW_MS = 3e4;
+var SAMPLE_SLOT_MS = 100;
+var OBSERVABLE_REDRAW_MS = 250;
+var SPARKLINE_WIDTH = 80;
+var SPARKLINE_HEIGHT = 18;
+function readObservable(state, name) {
+  const has = (o) => Object.prototype.hasOwnProperty.call(o, name);
+  if (!state || typeof state !== "object") return { reported: false, value: void 0 };
+  if (has(state)) return { reported: true, value: state[name] };
+  for (const key of ["observables", "values", "params"]) {
+    const inner = state[key];
+    if (inner && typeof inner === "object" && !Array.isArray(inner) && has(inner)) {
+      return { reported: true, value: (
+        /** @type {Record<string, unknown>} */
+        inner[name]
+      ) };
+    }
+  }
+  return { reported: false, value: void 0 };
+}
+function numericValue(value) {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+function formatNumber(value) {
+  if (!Number.isFinite(value)) return String(value);
+  if (value === 0) return "0";
+  const magnitude = Math.abs(value);
+  if (magnitude >= 1e15 || magnitude < 1e-3) return value.toExponential(3).replace(/\.?0+e/, "e").replace("e+", "e");
+  if (Number.isInteger(value)) return String(value);
+  const decimals = Math.max(0, 3 - Math.floor(Math.log10(magnitude)));
+  return String(Number(value.toFixed(decimals)));
+}
+var MAX_VALUE_CHARS = 60;
+function formatValue(value) {
+  if (value === null || value === void 0) return "—";
+  if (typeof value === "number") return formatNumber(value);
+  if (isNumberArray(value)) return cut(`[${value.map(formatNumber).join(", ")}]`);
+  if (typeof value === "string") return cut(value);
+  let json;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    json = void 0;
+  }
+  return cut(json ?? String(value));
+}
+function cut(text) {
+  return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS - 1)}…` : text;
+}
+function takesUnit(value) {
+  return numericValue(value) !== null || isNumberArray(value);
+}
+function isNumberArray(value) {
+  return Array.isArray(value) && value.length > 0 && value.every((x) => typeof x === "number");
+}
+function formatObservable(value, unit) {
+  const text = formatValue(value);
+  return unit && takesUnit(value) ? `${text} ${unit}` : text;
+}
+function pruneSamples(samples, now, windowMs = OBSERVABLE_WINDOW_MS) {
+  const oldest = now - windowMs;
+  let first = 0;
+  while (first < samples.length && samples[first].t < oldest) first += 1;
+  return first === 0 ? (
+    /** @type {Sample[]} */
+    samples
+  ) : samples.slice(first);
+}
+function addSample(samples, sample, windowMs = OBSERVABLE_WINDOW_MS) {
+  const kept = pruneSamples(samples, sample.t, windowMs).slice();
+  const last = kept[kept.length - 1];
+  if (last && Math.floor(last.t / SAMPLE_SLOT_MS) === Math.floor(sample.t / SAMPLE_SLOT_MS)) kept[kept.length - 1] = sample;
+  else kept.push(sample);
+  return kept;
+}
+function sparklinePoints(samples, { now, width = SPARKLINE_WIDTH, height = SPARKLINE_HEIGHT, windowMs = OBSERVABLE_WINDOW_MS }) {
+  const shown = pruneSamples(samples, now, windowMs).filter((s) => s.t <= now);
+  if (shown.length < 2) return "";
+  const pad = 1.5;
+  let min = Infinity;
+  let max = -Infinity;
+  for (const { v } of shown) {
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const start = Math.max(now - windowMs, shown[0].t);
+  const span = now - start || 1;
+  const round = (x) => Math.round(x * 10) / 10;
+  return shown.map(({ t, v }) => {
+    const x = pad + (t - start) / span * (width - 2 * pad);
+    const y = max === min ? height / 2 : pad + (1 - (v - min) / (max - min)) * (height - 2 * pad);
+    return `${round(x)},${round(y)}`;
+  }).join(" ");
+}
+function observableLabel(name, read, unit) {
+  if (!read.reported) return `${name}: not reported`;
+  if (read.value === null || read.value === void 0) return `${name}: no value`;
+  return `${name}: ${formatObservable(read.value, unit)}`;
+}
 function h(tag, attrs = {}, children = []) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -512,6 +624,8 @@ var PANEL_STYLE = `
   border-left: 1px solid var(--jp-border-color2, #ddd); background: var(--jp-layout-color1, #fff); font-size: var(--jp-ui-font-size1, 13px); }
 .sb-panel-head { display: flex; align-items: center; gap: .5em; padding: 6px 8px; border-bottom: 1px solid var(--jp-border-color2, #ddd); }
 .sb-panel-head .sb-model { color: var(--jp-ui-font-color2, #666); font-size: .9em; margin-left: auto; }
+.sb-panel-head .sb-copied { color: var(--jp-ui-font-color2, #666); font-size: .85em; }
+.sb-code { margin: 4px 0; font-size: .85em; max-height: 160px; overflow: auto; white-space: pre; user-select: all; }
 .sb-log { flex: 1 1 auto; overflow-y: auto; padding: 6px 8px; display: flex; flex-direction: column; gap: 6px; min-height: 120px; }
 .sb-msg { padding: 5px 8px; border-radius: 6px; line-height: 1.35; white-space: pre-wrap; overflow-wrap: anywhere; }
 .sb-msg.sb-user { align-self: flex-end; background: var(--jp-brand-color1, #1976d2); color: #fff; max-width: 85%; }
@@ -534,7 +648,8 @@ var PANEL_STYLE = `
 .sb-panel button:disabled { opacity: .5; cursor: default; }
 .sb-panel button:focus-visible, .sb-panel textarea:focus-visible, .sb-panel input:focus-visible, .sb-panel select:focus-visible {
   outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: 1px; }
-.sb-inspector { border-top: 1px solid var(--jp-border-color2, #ddd); padding: 4px 8px 8px; max-height: 45%; overflow-y: auto; }
+.sb-inspect { flex: 0 1 auto; min-height: 0; border-top: 1px solid var(--jp-border-color2, #ddd); max-height: 45%; overflow-y: auto; }
+.sb-inspector { padding: 4px 8px 8px; }
 .sb-inspector summary { cursor: pointer; padding: 2px 0; font-weight: 600; }
 .sb-row { display: grid; grid-template-columns: minmax(80px, 34%) 1fr; gap: 4px 8px; align-items: center; margin: 3px 0; }
 .sb-row label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
@@ -543,11 +658,25 @@ var PANEL_STYLE = `
 .sb-row input[type=number] { width: 6em; }
 .sb-row input, .sb-row select { font: inherit; color: inherit; background: var(--jp-input-background, transparent); }
 .sb-unit { color: var(--jp-ui-font-color2, #666); font-size: .9em; }
+.sb-observables { padding: 4px 8px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); }
+.sb-observables h3 { font-size: inherit; font-weight: 600; margin: 2px 0; color: inherit; }
+.sb-obs-list { list-style: none; margin: 0; padding: 0; }
+.sb-obs { display: grid; grid-template-columns: minmax(80px, 34%) 1fr ${SPARKLINE_WIDTH}px; gap: 4px 8px; align-items: center; margin: 3px 0; }
+.sb-obs-name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.sb-obs-value { font-variant-numeric: tabular-nums; overflow-wrap: anywhere; min-width: 0; }
+.sb-obs[data-kind="none"] .sb-obs-text { color: var(--jp-ui-font-color2, #666); }
+.sb-spark { display: block; color: var(--jp-brand-color1, #1976d2); }
+.sb-obs:not([data-kind="number"]) .sb-spark { visibility: hidden; }
 `;
 function mountPanel(host, model, signal) {
   const panel = h("section", { class: "sb-panel", "aria-label": "Assistant and parameters" });
   const modelName = h("span", { class: "sb-model", text: "" });
-  const head = h("div", { class: "sb-panel-head" }, [h("strong", { text: "Assistant" }), modelName]);
+  const copy = (
+    /** @type {HTMLButtonElement} */
+    h("button", { type: "button", class: "sb-copy", text: "Copy as code", title: "Copy the changes so far as Python code" })
+  );
+  const copied = h("span", { class: "sb-copied", role: "status", text: "" });
+  const head = h("div", { class: "sb-panel-head" }, [h("strong", { text: "Assistant" }), modelName, copy, copied]);
   const log = h("div", { class: "sb-log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
   const banners = h("div", { class: "sb-banners" });
   const textarea = (
@@ -564,7 +693,9 @@ function mountPanel(host, model, signal) {
   );
   const input = h("div", { class: "sb-input" }, [textarea, send, stop]);
   const inspector = h("details", { class: "sb-inspector", open: "" }, [h("summary", { text: "Parameters" })]);
-  panel.append(head, log, banners, input, inspector);
+  const observablesHeading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Observables" });
+  const observables = h("section", { class: "sb-observables", "aria-labelledby": observablesHeading.id }, [observablesHeading]);
+  panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, observables]));
   host.append(panel);
   let live = null;
   const chips = /* @__PURE__ */ new Map();
@@ -688,7 +819,22 @@ function mountPanel(host, model, signal) {
     else if (isApprovalClosed(msg)) {
       approvals.get(msg.id)?.remove();
       approvals.delete(msg.id);
-    }
+    } else if (isCodeMessage(msg)) putOnClipboard(msg.text);
+  }
+  function putOnClipboard(text) {
+    const shown = () => {
+      copied.textContent = "select and copy:";
+      banners.querySelector(".sb-code")?.remove();
+      banners.append(h("pre", { class: "sb-code", text }));
+    };
+    const clipboard = globalThis.navigator?.clipboard;
+    if (!clipboard) return shown();
+    clipboard.writeText(text).then(() => {
+      copied.textContent = "copied";
+      setTimeout(() => {
+        if (copied.textContent === "copied") copied.textContent = "";
+      }, 3e3);
+    }, shown);
   }
   function submit() {
     const text = textarea.value.trim();
@@ -709,6 +855,7 @@ function mountPanel(host, model, signal) {
   }
   send.addEventListener("click", submit, { signal });
   stop.addEventListener("click", () => model.send(cancelMessage()), { signal });
+  copy.addEventListener("click", () => model.send(copyCodeMessage()), { signal });
   textarea.addEventListener(
     "keydown",
     (e) => {
@@ -722,12 +869,15 @@ function mountPanel(host, model, signal) {
     { signal }
   );
   const inspectorApi = buildInspector(inspector, model, signal);
+  const observablesApi = buildObservables(observables, model);
   model.on("msg:custom", onCustom);
   model.on("change:transcript", renderTranscript);
   model.on("change:chat_busy", onBusy);
   model.on("change:chat_model", onBusy);
   model.on("change:values", inspectorApi.sync);
   model.on("change:manifest", inspectorApi.rebuild);
+  model.on("change:manifest", observablesApi.rebuild);
+  model.on("change:state", observablesApi.record);
   renderTranscript();
   onBusy();
   return () => {
@@ -738,6 +888,9 @@ function mountPanel(host, model, signal) {
     model.off("change:chat_model", onBusy);
     model.off("change:values", inspectorApi.sync);
     model.off("change:manifest", inspectorApi.rebuild);
+    model.off("change:manifest", observablesApi.rebuild);
+    model.off("change:state", observablesApi.record);
+    observablesApi.dispose();
     panel.remove();
   };
 }
@@ -876,6 +1029,123 @@ function buildInspector(container, model, signal) {
   }
   rebuild();
   return { rebuild, sync };
+}
+var SVG_NS = "http://www.w3.org/2000/svg";
+function buildObservables(section, model) {
+  const list = h("ul", { class: "sb-obs-list" });
+  section.append(list);
+  let rows = [];
+  let visible = typeof IntersectionObserver === "undefined";
+  let dirty = true;
+  let lastDraw = -Infinity;
+  let timer = null;
+  function makeRow(name, declared) {
+    const text = h("span", { class: "sb-obs-text" });
+    const unitEl = h("span", { class: "sb-unit" });
+    const svg = document.createElementNS(SVG_NS, "svg");
+    for (const [k, v] of Object.entries({
+      class: "sb-spark",
+      width: String(SPARKLINE_WIDTH),
+      height: String(SPARKLINE_HEIGHT),
+      viewBox: `0 0 ${SPARKLINE_WIDTH} ${SPARKLINE_HEIGHT}`,
+      "aria-hidden": "true",
+      // the value's text says it; the line only shows where it has been
+      focusable: "false"
+    })) {
+      svg.setAttribute(k, v);
+    }
+    const line = document.createElementNS(SVG_NS, "polyline");
+    for (const [k, v] of Object.entries({
+      fill: "none",
+      stroke: "currentColor",
+      "stroke-width": "1.5",
+      "stroke-linejoin": "round",
+      "stroke-linecap": "round",
+      points: ""
+    })) {
+      line.setAttribute(k, v);
+    }
+    svg.append(line);
+    const row = h("li", { class: "sb-obs", "data-name": name, "data-kind": "none" }, [
+      h("span", { class: "sb-obs-name", text: name, title: declared.description ? `${name} — ${declared.description}` : name }),
+      h("span", { class: "sb-obs-value" }, [text, " ", unitEl]),
+      svg
+    ]);
+    const unit = declared.unit || void 0;
+    const entry = { name, unit, row, text, unitEl, line, samples: [], read: { reported: false, value: void 0 } };
+    show(entry);
+    return entry;
+  }
+  function show(entry) {
+    const { read, unit } = entry;
+    const kind = !read.reported || read.value === null || read.value === void 0 ? "none" : numericValue(read.value) === null ? "text" : "number";
+    setText(entry.text, read.reported ? formatValue(read.value) : "not reported");
+    setText(entry.unitEl, unit && takesUnit(read.value) ? unit : "");
+    setAttr(entry.row, "data-kind", kind);
+    setAttr(entry.row, "aria-label", observableLabel(entry.name, read, unit));
+  }
+  function rebuild() {
+    const declared = (
+      /** @type {Record<string, Observable>} */
+      model.get("manifest")?.observables ?? {}
+    );
+    rows = Object.entries(declared).map(([name, o]) => makeRow(name, o));
+    list.replaceChildren(...rows.map((r) => r.row));
+    section.hidden = rows.length === 0;
+    record();
+  }
+  function record() {
+    const state = model.get("state") ?? {};
+    const now = performance.now();
+    for (const entry of rows) {
+      entry.read = readObservable(state, entry.name);
+      const value = numericValue(entry.read.value);
+      entry.samples = value === null ? pruneSamples(entry.samples, now) : addSample(entry.samples, { t: now, v: value });
+    }
+    dirty = true;
+    schedule();
+  }
+  function schedule() {
+    if (!dirty || !visible || timer !== null) return;
+    timer = setTimeout(draw, Math.max(0, lastDraw + OBSERVABLE_REDRAW_MS - performance.now()));
+  }
+  function draw() {
+    timer = null;
+    if (!visible) return;
+    dirty = false;
+    const now = lastDraw = performance.now();
+    for (const entry of rows) {
+      show(entry);
+      setAttr(entry.line, "points", entry.row.dataset.kind === "number" ? sparklinePoints(entry.samples, { now }) : "");
+    }
+  }
+  function setVisible(seen) {
+    visible = seen && document.visibilityState !== "hidden";
+    schedule();
+  }
+  let intersecting = visible;
+  const observer = typeof IntersectionObserver === "undefined" ? null : new IntersectionObserver((entries) => {
+    intersecting = entries[entries.length - 1].isIntersecting;
+    setVisible(intersecting);
+  });
+  observer?.observe(section);
+  const onPageVisibility = () => setVisible(intersecting);
+  document.addEventListener("visibilitychange", onPageVisibility);
+  function dispose() {
+    observer?.disconnect();
+    document.removeEventListener("visibilitychange", onPageVisibility);
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    rows = [];
+  }
+  rebuild();
+  return { rebuild, record, dispose };
+}
+function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
+}
+function setAttr(el, name, value) {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }
 
 // widget.js

@@ -187,3 +187,42 @@ def test_a_goal_is_one_seek_whose_chip_follows_every_try(open_notebook: Any) -> 
     nb.run_cell(2)
     tried = int(nb.expect_output(2, "True seek").split()[-1])
     assert numbers[-1] == tried, (labels, tried)  # the chip's last try is the last value the page got
+
+
+_CELL_SOURCES = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  return w.content.widgets.map((cell) => cell.model.sharedModel.getSource());
+}"""
+
+
+def test_what_the_chat_did_becomes_a_cell_and_the_clipboard_s_code(open_notebook: Any, server: Any) -> None:
+    setup = "before = dict(sim.values)\nfresh = sb.TargetWidget('bouncer')\nsim.to_cell(var='fresh')"
+    check = "print(fresh.values == before, before != sb.TargetWidget('bouncer').values)\nprint(sim.audit.to_code())"
+    nb, view = open_chat(open_notebook, [CHAT_CELL, setup, check])
+    type_message(view, "set the speed to 12 and make it red")
+    wait_text(view, ".sb-msg.sb-assistant", "Set speed to 12 m/s and color to red")
+    idle = view.locator('.sb-panel[data-busy="false"]')
+    wait_for(lambda: idle.count() == 1, timeout=30, what="the agent done (a message sent while busy is not run)")
+    type_message(view, "set the size to 30")
+    wait_for(lambda: len(view.locator(".sb-msg.sb-assistant").all()) >= 2, timeout=30, what="the second answer")
+    wait_for(lambda: idle.count() == 1, timeout=30, what="the agent done")
+    nb.run_cell(2)
+    sources: list[str] = []
+
+    def inserted() -> bool:
+        sources[:] = nb.page.evaluate(_CELL_SOURCES)
+        return len(sources) == 5 and "fresh.set_parameters" in sources[3]
+
+    wait_for(inserted, timeout=30, what="the cell to_cell put below", describe=lambda: repr(sources))
+    code = sources[3]
+    assert "# chat: set the speed to 12 and make it red" in code and "# chat: set the size to 30" in code, code
+    nb.run_cell(3)  # the generated cell, on a fresh widget
+    nb.run_cell(4)
+    out = nb.expect_output(4, "True True")
+    printed = out.split("True True", 1)[1].strip()
+
+    nb.page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+    view.locator(".sb-copy").click()
+    wait_text(view, ".sb-copied", "copied")
+    clipboard = nb.page.evaluate("() => navigator.clipboard.readText()")
+    assert clipboard.strip() == printed == code.replace("fresh.", "sim.").strip(), (clipboard, printed, code)

@@ -1,0 +1,238 @@
+"""Actions as code: the changes an audit log holds, as a Python cell that makes them again.
+
+:func:`to_code` is pure (audit entries in, source text out). The rules:
+
+- Only what a call left in the kernel's ``values`` counts (``AuditEntry.changed``): reads, refused
+  calls (``target_error``, ``cancelled``, invalid values) leave nothing; a change *kept* for a page
+  to come (``no_view``, ``not_ready``, a sent ``timeout``) did change the values and counts.
+- ``select_target`` starts afresh (the new target's defaults): the last one is kept and everything
+  before it dropped. Likewise everything before the last ``reset`` is dropped, and the reset is
+  written as ``sim.reset()`` only where it matters: where a path changed before it (moved off its
+  default by a call since the start or the kept ``select_target``) is not set again after it. On a
+  fresh widget that reset changes nothing; it makes the cell right on a widget already changed.
+- The value changes after that are merged into the fewest ``set_parameters`` calls: consecutive
+  calls of one source make one call, a path set again later is left out of the earlier call (the
+  later value wins), and calls left empty disappear. Each is headed by a comment saying who asked
+  (``# chat: make it red``, ``# inspector``, ``# agent: ...``, ``# python``).
+- Values are Python literals that evaluate to exactly the value held (floats by ``repr``, arrays as
+  lists); paths are always dotted.
+
+Running the cell on a fresh widget of the same target (with the same ``targets_dir``) gives the same
+``values``, as long as the log holds every call since the widget was made. A log that dropped early
+calls (its ring holds the last 1000; ``clear()`` drops them all) cannot say what they changed: unless
+a kept ``select_target`` starts the code afresh, its first line says it is incomplete (or, when a
+reset starts it, for which target it holds). Calls are logged in the order they ended; calls that
+overlap in time (two threads changing one path at once) may have been applied in another order.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import keyword
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._audit import AuditEntry, AuditLog
+
+MAX_COMMENT = 200  # characters of a source shown in a comment
+LINE = 100  # a set_parameters call longer than this is written one path a line
+NOTHING = "# nothing to reproduce: no call changed the values"
+REFUSED_SELECT = ("unknown_target", "cancelled")
+
+
+@dataclass
+class _Step:
+    """One thing the code does: ``set`` values, ``reset``, or ``select`` a target."""
+
+    kind: str
+    source: str | None
+    values: dict[str, Any] = field(default_factory=dict)  # set: path -> value; reset: the defaults
+    target: str = ""  # select: what to pass to select_target; reset: the target it reset
+
+
+def to_code(entries: Sequence[AuditEntry], *, var: str = "sim", dropped: int = 0, nothing: str = NOTHING) -> str:
+    """The cell that makes the changes of ``entries`` (oldest first) again on ``var``; ``dropped``
+    says how many earlier calls the log no longer holds, ``nothing`` what to say when there is no change."""
+    if not var.isidentifier() or keyword.iskeyword(var):
+        raise ValueError(f"var must be a Python name, such as 'sim'; got {var!r}")
+    steps = _steps(entries)
+    start = _last(steps, "select")
+    head: list[_Step] = []
+    if start is not None:
+        head, steps = [steps[start]], steps[start + 1 :]
+    reset: _Step | None = None
+    at = _last(steps, "reset")
+    if at is not None:
+        reset, before, steps = steps[at], steps[:at], steps[at + 1 :]
+        if (dropped > 0 and start is None) or _matters(reset, before, steps):
+            head.append(reset)  # with earlier calls unknown, a reset always may matter
+    body = head + _merged([s for s in steps if s.kind == "set"])
+    lines: list[str] = []
+    if dropped > 0 and start is None:
+        calls = f"{dropped} call" + ("s" if dropped != 1 else "")
+        if reset is not None:
+            lines.append(
+                f"# the audit log no longer holds its first {calls}: this code starts at a reset, "
+                f"so it holds for a widget showing target {reset.target!r}"
+            )
+        else:
+            lines.append(f"# incomplete: the audit log no longer holds its first {calls}, so their changes are missing")
+    if not body:
+        return "\n".join([*lines, nothing]) + "\n"
+    shown: object = object()  # the source of the last comment written
+    for step in body:
+        if step.source != shown:
+            lines.append(_comment(step.source))
+            shown = step.source
+        lines.append(_call(var, step))
+    return "\n".join(lines) + "\n"
+
+
+def to_cell(audit: AuditLog, var: str = "sim") -> None:
+    """Put ``audit.to_code(var)`` in a new cell below the running one (JupyterLab, Notebook 7), through
+    IPython's ``set_next_input`` (the running cell's execute_reply carries it); RuntimeError outside IPython."""
+    shell = None
+    if "IPython" in sys.modules:  # not imported: certainly not running in IPython
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    if shell is None or not hasattr(shell, "set_next_input"):
+        raise RuntimeError(
+            f"to_cell() puts the code in a new notebook cell and needs IPython (a Jupyter kernel); "
+            f"here, use print({var}.audit.to_code())"
+        )
+    shell.set_next_input(audit.to_code(var), replace=False)
+
+
+# -- steps ------------------------------------------------------------------------------------
+
+
+def _steps(entries: Sequence[AuditEntry]) -> list[_Step]:
+    """What each entry did to the values, in order; entries that did nothing leave no step."""
+    steps: list[_Step] = []
+    target: str | None = None  # the target after the previous entry
+    for entry in entries:
+        if entry.op == "select_target":
+            if _switched(entry, target):
+                argument = entry.arguments.get("target")
+                where = argument if isinstance(argument, str) and argument else entry.target
+                steps.append(_Step("select", entry.source, dict(entry.changed), where))
+        elif entry.op == "reset":
+            if entry.changed:
+                steps.append(_Step("reset", entry.source, dict(entry.changed), entry.target))
+        elif entry.changed:
+            steps.append(_Step("set", entry.source, dict(entry.changed)))
+        target = entry.target or target
+    return steps
+
+
+def _switched(entry: AuditEntry, before: str | None) -> bool:
+    """Whether a select_target made its target active (with its defaults): it did unless refused
+    before it loaded; a cancelled one did where the target changed."""
+    if entry.code not in REFUSED_SELECT:
+        return True
+    return entry.code == "cancelled" and before is not None and entry.target != before
+
+
+def _last(steps: list[_Step], kind: str) -> int | None:
+    for i in range(len(steps) - 1, -1, -1):
+        if steps[i].kind == kind:
+            return i
+    return None
+
+
+def _matters(reset: _Step, before: list[_Step], after: list[_Step]) -> bool:
+    """Whether the reset undoes something the code after it does not set again: a path that some
+    call since the start (or the kept select_target) moved off its default and no call after it sets."""
+    set_after = {path for step in after for path in step.values}
+    return any(
+        path not in set_after and (path not in reset.values or literal(value) != literal(reset.values[path]))
+        for step in before
+        if step.kind == "set"
+        for path, value in step.values.items()
+    )
+
+
+def _merged(sets: list[_Step]) -> list[_Step]:
+    """The fewest calls: consecutive sets of one source merged, a path set again later left out of
+    the earlier call, empty calls dropped (and the neighbours they separated merged)."""
+    groups: list[_Step] = []
+    for step in sets:
+        if groups and groups[-1].source == step.source:
+            groups[-1].values.update(step.values)
+        else:
+            groups.append(_Step("set", step.source, dict(step.values)))
+    later: set[str] = set()
+    for group in reversed(groups):
+        group.values = {p: v for p, v in group.values.items() if p not in later}
+        later.update(group.values)
+    out: list[_Step] = []
+    for group in groups:
+        if not group.values:
+            continue
+        if out and out[-1].source == group.source:
+            out[-1].values.update(group.values)
+        else:
+            out.append(group)
+    return out
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def _comment(source: str | None) -> str:
+    text = "python" if source is None else "".join(c if c.isprintable() else " " for c in source)
+    text = " ".join(text.split())  # one line, whatever was typed
+    if len(text) > MAX_COMMENT:
+        text = text[: MAX_COMMENT - 1] + "…"
+    return f"# {text}"
+
+
+def _call(var: str, step: _Step) -> str:
+    if step.kind == "select":
+        return f"{var}.select_target({_string(step.target)})"
+    if step.kind == "reset":
+        return f"{var}.reset()"
+    items = [f"{_string(path)}: {literal(value)}" for path, value in step.values.items()]
+    one_line = f"{var}.set_parameters({{{', '.join(items)}}})"
+    if len(one_line) <= LINE:
+        return one_line
+    return f"{var}.set_parameters({{\n" + "".join(f"    {item},\n" for item in items) + "})"
+
+
+def literal(value: Any) -> str:
+    """``value`` as Python source that evaluates to exactly it (JSON-like values: numbers, strings,
+    booleans, None, lists and dicts of them)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "float('nan')"
+        if math.isinf(value):
+            return "float('inf')" if value > 0 else "-float('inf')"
+        return float.__repr__(value)  # the shortest text that reads back as the same float
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot write a {type(value).__name__} as a Python literal: {value!r}")
+
+
+def _string(text: str) -> str:
+    """A string literal in double quotes where that reads back exactly, else Python's own repr."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    try:
+        if ast.literal_eval(quoted) == text:
+            return quoted
+    except (ValueError, SyntaxError):  # a lone surrogate, say
+        pass
+    return repr(str(text))
