@@ -267,3 +267,24 @@ def test_user_targets_list_their_observables_flat_or_nested(open_notebook: Any, 
 
 def view_rows_named(view: Any) -> list[str]:
     return list(rows(view))
+
+
+def test_record_on_a_live_page_samples_its_reports_every_tenth_of_a_second(open_notebook: Any) -> None:
+    nb = open_notebook(
+        [
+            PREAMBLE,
+            "sim = sb.TargetWidget('pendulum')\nsim",
+            "df = sim.record(5)\n"
+            "steps = df.index.to_series().diff().dropna()\n"
+            "print(len(df), df.attrs['clock'], round(steps.median(), 3), df.attrs['reports'] > 10)\n"
+            "print(sorted(df.attrs['units']))\n"
+            "print(df['angle [deg]'].nunique() > 10, df['period [s]'].dropna().between(1.9, 2.1).all())",
+        ]
+    )
+    run_preamble(nb)
+    nb.run_cell(1)
+    nb.wait_view(1)
+    nb.run_cell(2, timeout=60)
+    out = nb.expect_output(2, "50 wall 0.1 True")  # the live page's own reports, one row per 0.1 s
+    assert "'angle', 'angle2', 'angular_velocity', 'energy', 'period', 't'" in out, out
+    assert "True True" in out, out  # the angle swings; the period the page measured is ~2 s (L = 1 m)
