@@ -506,11 +506,13 @@ export function mountPanel(host, model, signal) {
     else if (isApprovalClosed(msg)) {
       approvals.get(msg.id)?.remove();
       approvals.delete(msg.id);
-    } else if (isCodeMessage(msg)) putOnClipboard(msg.text);
+    } else if (isCodeMessage(msg) && copyAsked) putOnClipboard(msg.text); // every view gets the reply: only the asking panel copies
   }
 
   /** The kernel's code for the changes so far: onto the clipboard, or shown to copy by hand. */
   function putOnClipboard(/** @type {string} */ text) {
+    copyAsked = false;
+    clearTimeout(copiedTimer);
     const shown = () => {
       copied.textContent = "select and copy:";
       banners.querySelector(".sb-code")?.remove();
@@ -520,8 +522,8 @@ export function mountPanel(host, model, signal) {
     if (!clipboard) return shown();
     clipboard.writeText(text).then(() => {
       copied.textContent = "copied";
-      setTimeout(() => {
-        if (copied.textContent === "copied") copied.textContent = "";
+      copiedTimer = setTimeout(() => {
+        copied.textContent = "";
       }, 3000);
     }, shown);
   }
@@ -547,7 +549,18 @@ export function mountPanel(host, model, signal) {
 
   send.addEventListener("click", submit, { signal });
   stop.addEventListener("click", () => model.send(cancelMessage()), { signal });
-  copy.addEventListener("click", () => model.send(copyCodeMessage()), { signal });
+  /** Whether this panel's Copy button asked for the code that comes next. */
+  let copyAsked = false;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let copiedTimer;
+  copy.addEventListener(
+    "click",
+    () => {
+      copyAsked = true;
+      model.send(copyCodeMessage());
+    },
+    { signal },
+  );
   textarea.addEventListener(
     "keydown",
     (e) => {
@@ -577,6 +590,7 @@ export function mountPanel(host, model, signal) {
 
   return () => {
     clearCountdown();
+    clearTimeout(copiedTimer);
     model.off("msg:custom", onCustom);
     model.off("change:transcript", renderTranscript);
     model.off("change:chat_busy", onBusy);

@@ -408,7 +408,7 @@ class Operations:
                 duration_ms=(time.monotonic() - started) * 1000,
                 view_id=result.answered_by,
                 views_applied=result.views_applied,
-                changed=self._left(name, result),
+                changed=self._left(name, arguments, result),
                 target=result.target,
                 source=source.text if source is not None else None,
                 agent_id=source.agent_id if source is not None else None,
@@ -416,18 +416,34 @@ class Operations:
         )
         return result
 
-    def _left(self, name: str, result: ToolResult) -> dict[str, Any]:
+    def _left(self, name: str, arguments: dict[str, Any], result: ToolResult) -> dict[str, Any]:
         """What a call left in the kernel's ``values``, dotted path -> value: a set's or seek's
         ``changed`` (a change kept for a page to come counts: the values hold it), a reset's defaults,
         the new target's defaults after ``select_target``; nothing for a read or a refused call
-        (``target_error``, ``cancelled``, an invalid value, a queued call whose deadline passed)."""
+        (``target_error``, an invalid value, a queued call whose deadline passed). A call cancelled
+        after it committed its values left them: those still in ``values`` count."""
+        code = result.error.code if result.error is not None else None
         if name == "select_target":
-            code = result.error.code if result.error is not None else None
-            switched = code not in ("unknown_target", "cancelled")  # it switched before it asked the page
+            # it loads and shows the target before its first wait, so only a refusal left nothing
+            switched = code != "unknown_target"
             return copy.deepcopy(self._session.target.manifest.defaults()) if switched else {}
+        if code == "cancelled" and name in ("set_parameters", "reset"):
+            return self._still_there(name, arguments)
         if not (result.ok or result.kept or name == "seek"):  # seek: its changed is what it left, either way
             return {}
         return {path: copy.deepcopy(change["value"]) for path, change in result.changed.items()}
+
+    def _still_there(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The values an interrupted set or reset would have committed that ``values`` holds now."""
+        manifest, current = self._session.target.manifest, self._session.values
+        if name == "reset":
+            wanted = manifest.defaults()
+        else:
+            try:
+                wanted = manifest.coerce_many(arguments)
+            except ParameterError:
+                return {}
+        return {path: copy.deepcopy(v) for path, v in wanted.items() if path in current and current[path] == v}
 
 
 def _changed(manifest: Manifest, path: str, value: Any) -> ChangedValue:

@@ -245,13 +245,27 @@ async def _pipeline(sim: TargetWidget, rows: int, every: float, stopped: Callabl
                 raise HeadlessError(
                     exc.code, f"record stopped after {done} of {total} simulated s: {exc.message}"
                 ) from exc
-            states.extend(taken)
+            declared = sim.schema.observables
+            states.extend(_slim(state, declared) for state in taken)
     finally:
         for _, batch in batches:
             batch.cancel()
         if batches:
             await asyncio.gather(*(batch for _, batch in batches), return_exceptions=True)
     return states
+
+
+def _slim(state: Mapping[str, Any], declared: Mapping[str, Any]) -> dict[str, Any]:
+    """Only the declared observables of a page's state (where ``_read`` finds them): what a table can
+    use, so a long recording of a page that sends big states keeps only what it needs."""
+    kept = {name: state[name] for name in declared if name in state}
+    for key in ("observables", "values", "params"):
+        inner = state.get(key)
+        if isinstance(inner, Mapping):
+            found = {name: inner[name] for name in declared if name in inner and name not in kept}
+            if found:
+                kept[key] = found
+    return kept
 
 
 def _watch(
@@ -273,7 +287,7 @@ def _watch(
             latest = bridge.latest_state
             if isinstance(latest, dict):
                 times.append(time.monotonic() - start)
-                reports.append(latest)
+                reports.append(_slim(latest, sim.schema.observables))
         return cancelled()
 
     bridge.wait_until(collect, start + rows * every)

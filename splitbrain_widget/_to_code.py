@@ -132,11 +132,9 @@ def _steps(entries: Sequence[AuditEntry]) -> list[_Step]:
 
 
 def _switched(entry: AuditEntry, before: str | None) -> bool:
-    """Whether a select_target made its target active (with its defaults): it did unless refused
-    before it loaded; a cancelled one did where the target changed."""
-    if entry.code not in REFUSED_SELECT:
-        return True
-    return entry.code == "cancelled" and before is not None and entry.target != before
+    """Whether a select_target made its target active (with its defaults): the audit records the
+    new target's defaults where it did (a cancelled one did too: it loads before its first wait)."""
+    return bool(entry.changed)
 
 
 def _last(steps: list[_Step], kind: str) -> int | None:

@@ -545,3 +545,13 @@ def test_a_seek_that_was_not_made_after_a_failed_set_is_said_not_made() -> None:
     assert summarise(p, [failed], ctx) == (
         "Offline planner: Could not set parameters: no view is open; so I did not try to bring range to 50 m."
     )
+
+
+def test_a_count_of_what_the_page_measures_is_a_goal_and_a_removal_is_not_guessed() -> None:
+    ctx = context("boids")
+    goal = plan("make the largest cluster 50 boids", ctx)
+    assert [(c.tool, c.args["observable"], c.args["goal"]) for c in goal.calls] == [("seek", "largest_cluster", 50)]
+    assert [c.args for c in plan("put 300 boids in the sky", ctx).calls] == [{"values": {"flock.count": 300}}]
+    for request in ("remove 20 boids", "kill 20 boids", "take away 20 boids"):
+        refused = plan(request, ctx)
+        assert refused.calls == [] and "by an amount" in (refused.refusal or ""), request

@@ -170,13 +170,16 @@ def test_select_target_is_kept_and_everything_before_it_dropped() -> None:
     assert code == '# python\nsim.select_target("projectile")\n# inspector\nsim.set_parameters({"launch.speed": 30})\n'
 
 
-def test_select_target_is_kept_when_the_page_did_not_answer_and_a_cancelled_one_where_it_switched() -> None:
+def test_select_target_is_kept_when_the_page_did_not_answer_or_it_was_cancelled() -> None:
     no_view = entry("select_target", {"a.b": 1}, arguments={"target": "pendulum"}, code="no_view", target="pendulum")
     assert to_code([no_view]).endswith('sim.select_target("pendulum")\n')
-    cancelled = entry("select_target", arguments={"target": "pendulum"}, code="cancelled", target="pendulum")
-    assert "select_target" in to_code([entry(target="bouncer"), cancelled])
-    stayed = entry("select_target", arguments={"target": "pendulum"}, code="cancelled", target="bouncer")
-    assert "select_target" not in to_code([entry(target="bouncer"), stayed])
+    # a cancelled select_target had switched (it loads before its first wait): the audit holds the defaults
+    cancelled = entry(
+        "select_target", {"a.b": 1}, arguments={"target": "pendulum"}, code="cancelled", target="pendulum"
+    )
+    assert "select_target" in to_code([cancelled]) and "select_target" in to_code([entry(target="bouncer"), cancelled])
+    refused = entry("select_target", arguments={"target": "nope"}, code="unknown_target", target="bouncer")
+    assert "select_target" not in to_code([entry(target="bouncer"), refused])
 
 
 def test_reads_and_refused_calls_make_nothing(sim: sb.TargetWidget) -> None:
@@ -566,3 +569,24 @@ def test_the_code_runs_in_a_fresh_kernel_and_to_cell_fills_the_next_cell() -> No
         assert payload["replace"] is False and payload["text"].startswith("# python\nsim.set_parameters(")
     finally:
         fe.close()
+
+
+def test_a_set_or_reset_interrupted_after_it_committed_is_in_the_code() -> None:
+    import asyncio
+
+    sim = sb.TargetWidget("demo", targets_dir=FIXTURES)
+    FakeView(sim, behaviour="silent")  # the page never answers: the call is cancelled while it waits
+
+    async def interrupted(coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        await asyncio.sleep(0)  # the call runs up to its wait for the page's answer
+        while not sim.bridge.pending:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted(sim.aset_parameters({"settings.speed": 3.0})))
+    assert sim.values["settings.speed"] == 3.0 and sim.audit[-1].code == "cancelled"
+    assert 'sim.set_parameters({"settings.speed": 3.0})' in sim.audit.to_code()
+    sim.close()

@@ -134,7 +134,8 @@ def read(clause: str, raw: str, ctx: _planner.PlannerContext) -> Goal | str | No
         return None
     number = _planner._read_number(clause, raw, manifest)
     unit_span = (number.unit_start, number.end) if number and number.unit else None
-    if number is not None and _planner._counted(number, manifest) is not None:
+    counts = number is not None and _planner._counted(number, manifest) is not None
+    if counts and not _named_observables(clause, manifest, unit_span):
         return None  # "put 300 boids in the sky": the number of boids, a set
     if number is None:
         quality = _quality(clause, manifest, unit_span)

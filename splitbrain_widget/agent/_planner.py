@@ -394,6 +394,13 @@ def _clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str, An
     skip = (number.unit_start, number.end) if number and number.unit else None
     params = _find_params(clause, manifest, skip)
     counted = _counted(number, manifest) if number is not None and not params else None
+    if counted is not None and _goals._named_observables(clause, manifest, skip):
+        counted = None  # "make the largest cluster 50 boids": a goal on what the page measures, not the count
+    if counted is not None and _BY_AMOUNT.search(clause):  # "remove 20 boids": a change by an amount
+        return (
+            f'I read "{raw.strip()}" as changing {counted.path} by an amount, which I do not guess; '
+            f'say the number you want (for example "set {(counted.label or counted.name).lower()} to N")'
+        )
     if counted is not None:  # "put 300 boids in the sky": the number of boids
         params = [counted]
 
@@ -720,6 +727,9 @@ def _kept(clause: str, manifest: Manifest) -> list[str] | None:
     for p in params:
         named -= set(_tokens(" ".join(_forms(p)).replace(".", " ").replace("_", " ")))
     return [p.path for p in params] if named <= _KEEP_FILLER else None
+
+
+_BY_AMOUNT = re.compile(r"\b(?:remove|take away|delete|drop|kill|lose|get rid of)\b")
 
 
 def _counted(number: _Number, manifest: Manifest) -> Parameter | None:

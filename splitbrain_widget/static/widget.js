@@ -819,9 +819,11 @@ function mountPanel(host, model, signal) {
     else if (isApprovalClosed(msg)) {
       approvals.get(msg.id)?.remove();
       approvals.delete(msg.id);
-    } else if (isCodeMessage(msg)) putOnClipboard(msg.text);
+    } else if (isCodeMessage(msg) && copyAsked) putOnClipboard(msg.text);
   }
   function putOnClipboard(text) {
+    copyAsked = false;
+    clearTimeout(copiedTimer);
     const shown = () => {
       copied.textContent = "select and copy:";
       banners.querySelector(".sb-code")?.remove();
@@ -831,8 +833,8 @@ function mountPanel(host, model, signal) {
     if (!clipboard) return shown();
     clipboard.writeText(text).then(() => {
       copied.textContent = "copied";
-      setTimeout(() => {
-        if (copied.textContent === "copied") copied.textContent = "";
+      copiedTimer = setTimeout(() => {
+        copied.textContent = "";
       }, 3e3);
     }, shown);
   }
@@ -855,7 +857,16 @@ function mountPanel(host, model, signal) {
   }
   send.addEventListener("click", submit, { signal });
   stop.addEventListener("click", () => model.send(cancelMessage()), { signal });
-  copy.addEventListener("click", () => model.send(copyCodeMessage()), { signal });
+  let copyAsked = false;
+  let copiedTimer;
+  copy.addEventListener(
+    "click",
+    () => {
+      copyAsked = true;
+      model.send(copyCodeMessage());
+    },
+    { signal }
+  );
   textarea.addEventListener(
     "keydown",
     (e) => {
@@ -882,6 +893,7 @@ function mountPanel(host, model, signal) {
   onBusy();
   return () => {
     clearCountdown();
+    clearTimeout(copiedTimer);
     model.off("msg:custom", onCustom);
     model.off("change:transcript", renderTranscript);
     model.off("change:chat_busy", onBusy);
