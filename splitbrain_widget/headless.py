@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
 from ._later import LATER
 from .protocol import ErrorCode, RequestMessage
@@ -125,26 +125,9 @@ class HeadlessTarget(TargetWidget):
         """Always: the page is headless, on a virtual clock."""
         return True
 
-    @overload
-    def advance(self, seconds: float, *, timeout: float | None = None, every: None = None) -> dict[str, Any]: ...
-    @overload
-    def advance(self, seconds: float, *, timeout: float | None = None, every: float) -> list[dict[str, Any]]: ...
-    def advance(
-        self, seconds: float, *, timeout: float | None = None, every: float | None = None
-    ) -> dict[str, Any] | list[dict[str, Any]]:
-        """Run the page's clock ``seconds`` of simulated time forward; return the state it reports then.
-        With ``every``: in steps of ``every`` simulated seconds, the list of the states after each
-        step, from one call (``HeadlessPage.advance`` in ``_headless_engine.py`` says more)."""
-        return self._headless.page.advance(seconds, timeout, every=every)
-
-    @overload
-    async def aadvance(self, seconds: float, *, timeout: float | None = None, every: None = None) -> dict[str, Any]: ...
-    @overload
-    async def aadvance(self, seconds: float, *, timeout: float | None = None, every: float) -> list[dict[str, Any]]: ...
-    async def aadvance(
-        self, seconds: float, *, timeout: float | None = None, every: float | None = None
-    ) -> dict[str, Any] | list[dict[str, Any]]:
-        return await self._headless.page.aadvance(seconds, timeout, every=every)
+    def _headless_page(self) -> HeadlessPage:
+        """The page itself: ``advance`` / ``aadvance`` (TargetWidget's) run its clock."""
+        return self._headless.page
 
     def close(self) -> None:
         """Free the page (and the widget's comm, if any)."""
