@@ -22,7 +22,7 @@ from splitbrain_widget import _headless_engine as engine_mod
 from splitbrain_widget import registry
 from splitbrain_widget._headless_engine import HeadlessError, HeadlessPage, HeadlessUnavailable
 
-from .browser_env import require_browser, run_async
+from .browser_env import run_async
 
 browser = pytest.mark.browser
 Message = dict[str, Any]
@@ -87,14 +87,8 @@ def fixture_page(script: str) -> str:
 Opened = tuple[HeadlessPage, Inbox]
 
 
-# Named fixtures, so that tests/test_headless_security.py can import them under their own names.
-@pytest.fixture(scope="module", name="engine")
-def engine_fixture() -> Iterator[None]:
-    require_browser()
-    yield
-    engine_mod.shutdown_engine()  # Chromium closes with the importing module's tests, not at exit
-
-
+# A named fixture, so that tests/test_headless_security.py can import it under its own name
+# (``engine`` comes from tests/conftest.py).
 @pytest.fixture(name="open_page")
 def open_page_fixture(engine: None) -> Iterator[Callable[..., Opened]]:
     """``open_page(html, values={}, **kw) -> (page, inbox)``; every page is closed after the test."""

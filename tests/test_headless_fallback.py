@@ -20,7 +20,7 @@ from splitbrain_widget import _headless_engine as engine_mod
 from splitbrain_widget._headless_engine import HeadlessUnavailable
 from splitbrain_widget.widget import ENV_HEADLESS, NO_VIEW_MESSAGE
 
-from .browser_env import require_browser, run_async
+from .browser_env import run_async
 from .fake_view import FakeView, wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
@@ -39,13 +39,6 @@ def no_chromium(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(engine_mod.ENV_CHROMIUM, raising=False)
     monkeypatch.setattr(engine_mod.shutil, "which", lambda name: None)
     monkeypatch.setattr(engine_mod._Engine, "_instance", None)
-
-
-@pytest.fixture(scope="module")
-def engine() -> Iterator[None]:
-    require_browser()
-    yield
-    engine_mod.shutdown_engine()  # Chromium closes with this module's tests, not at exit
 
 
 @pytest.fixture

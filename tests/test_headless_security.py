@@ -30,10 +30,9 @@ from .browser import hostile_targets
 from .browser.harness import wait_for
 from .browser.targets import HOSTILE_HTML
 from .browser.test_security_browser import BLOCKED, CSP_REFUSED, SIBLING_BLOCKED
-from .test_headless_engine import (  # noqa: F401 (fixtures, used by their names: engine, open_page)
+from .test_headless_engine import (  # noqa: F401 (a fixture, used by its name: open_page)
     Inbox,
     Opened,
-    engine_fixture,
     fixture_page,
     open_page_fixture,
     request,

@@ -20,12 +20,11 @@ import numpy as np
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget import _headless_engine as engine_mod
 from splitbrain_widget import _record
 from splitbrain_widget._record import arecord, record
 from splitbrain_widget.headless import HeadlessTarget
 
-from .browser_env import require_browser, run_async
+from .browser_env import run_async
 from .fake_view import FakeView, wait_for
 
 browser = pytest.mark.browser
@@ -194,13 +193,6 @@ def test_import_stays_light() -> None:
 
 
 # -- on real pages --------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def engine() -> Iterator[None]:
-    require_browser()
-    yield
-    engine_mod.shutdown_engine()  # Chromium closes with this module's tests, not at exit
 
 
 @pytest.fixture(scope="module")

@@ -15,12 +15,10 @@ from typing import Any
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget import _headless_engine as engine_mod
 from splitbrain_widget import _seek
 from splitbrain_widget._seek import Try, seek
 from splitbrain_widget.headless import HeadlessTarget
 
-from .browser_env import require_browser
 from .fake_view import FakeView
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
@@ -164,13 +162,6 @@ def test_a_live_page_is_waited_on_until_a_state_report_carries_the_measurement(m
 
 
 # -- on real pages --------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def engine() -> Iterator[None]:
-    require_browser()
-    yield
-    engine_mod.shutdown_engine()  # Chromium closes with this module's tests, not at exit
 
 
 @pytest.fixture(scope="module")

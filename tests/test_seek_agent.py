@@ -14,12 +14,11 @@ from typing import Any
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget import _headless_engine as engine_mod
 from splitbrain_widget.agent import Agent, ToolCallFinished, ToolCallProgress, ToolCallStarted
 from splitbrain_widget.agent._tools import BY_NAME, tool_specs
 from splitbrain_widget.headless import HeadlessTarget
 
-from .browser_env import require_browser, run_async
+from .browser_env import run_async
 from .fake_providers import FakeProvider, call, make_agent, say
 from .fake_view import FakeView
 from .test_agent_providers import Recorder
@@ -155,13 +154,6 @@ def test_the_offline_planner_maps_a_goal_to_one_seek(projectile: sb.TargetWidget
 
 
 # -- on real pages --------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def engine() -> Iterator[None]:
-    require_browser()
-    yield
-    engine_mod.shutdown_engine()
 
 
 @browser

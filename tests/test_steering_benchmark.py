@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import pytest
@@ -19,10 +18,8 @@ import pytest
 import splitbrain_widget as sb
 from benchmarks import __main__ as bench
 from benchmarks import report, steering
-from splitbrain_widget import _headless_engine as engine_mod
 from splitbrain_widget.registry import list_targets, load_target
 
-from .browser_env import require_browser
 from .fake_providers import FakeProvider, Turn, call
 from .fake_view import FakeView
 
@@ -270,13 +267,6 @@ def test_a_task_whose_model_answers_wrong_fails_with_the_reason() -> None:
 
 
 # -- end to end on headless pages -----------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def engine() -> Iterator[None]:
-    require_browser()
-    yield
-    engine_mod.shutdown_engine()  # Chromium closes with this module's tests, not at exit
 
 
 class Watched(sb.HeadlessTarget):

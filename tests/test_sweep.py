@@ -11,13 +11,11 @@ import itertools
 import math
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget import _headless_engine as engine_mod
 from splitbrain_widget import _sweep_pages as sweep_pages
 from splitbrain_widget._headless_engine import HeadlessError
 
@@ -32,13 +30,6 @@ sweep_module = importlib.import_module("splitbrain_widget.sweep")  # sb.sweep is
 
 def textbook_range(speed: float, angle_deg: float, g: float = 9.81) -> float:
     return speed**2 * math.sin(math.radians(2 * angle_deg)) / g
-
-
-@pytest.fixture(scope="module")
-def engine() -> Iterator[None]:
-    require_browser()
-    yield
-    engine_mod.shutdown_engine()  # Chromium closes with this module's tests, not at exit
 
 
 # -- the table ------------------------------------------------------------------------------------

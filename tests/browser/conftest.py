@@ -2,7 +2,9 @@
 
 Every test under tests/browser is marked ``browser``. Without Chromium or the playwright package
 the tests skip with a message; with ``SPLITBRAIN_REQUIRE_BROWSER=1`` (CI) they fail instead.
-Artifacts of a failed test (screenshot, console log, server log) go to ``test-artifacts/<test>/``.
+Artifacts of a failed test (screenshot, console log, server log) go to ``test-artifacts/<test>/``
+(of every test with ``SPLITBRAIN_BROWSER_ARTIFACTS=always``). ``SPLITBRAIN_WS_TRACE=1`` logs every
+kernel websocket message of the page to its console log, as a timeline (see ``WS_TRACE_SCRIPT``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..browser_env import CHROMIUM_ARGS, chromium_path, require_browser
 from .harness import (
     APPS,
     TIMINGS,
+    WS_TRACE_SCRIPT,
     ConsoleLog,
     JupyterServer,
     NotebookPage,
@@ -96,6 +99,8 @@ def page(browser: Any, server: JupyterServer, request: pytest.FixtureRequest) ->
     """A fresh browser context and page; on failure its screenshot and logs are saved."""
     context = browser.new_context(viewport={"width": 1280, "height": 1400})
     context.set_default_timeout(30_000)
+    if os.environ.get("SPLITBRAIN_WS_TRACE") == "1":
+        context.add_init_script(WS_TRACE_SCRIPT)
     pg = context.new_page()
     console = ConsoleLog()
     console.attach(pg)

@@ -379,6 +379,67 @@ _JS_OUTPUTS = (
 }"""
 )
 
+# A per-message timeline of the page's kernel websockets, for diagnosing a hang: each message in or
+# out is logged as "[ws +<ms>] <dir> <channel> <msg_type> <comm target/method> id=<msg_id> parent=<id>",
+# and each console.error of the page on the same clock.
+# Decodes the v1.kernel.websocket.jupyter.org binary framing and the plain JSON one.
+WS_TRACE_SCRIPT = """
+(() => {
+  const t0 = performance.now();
+  const dec = new TextDecoder();
+  function parse(data) {
+    try {
+      if (typeof data === 'string') { const m = JSON.parse(data); return [m.channel, m]; }
+      const buf = data instanceof ArrayBuffer ? data : data.buffer;
+      const view = new DataView(buf);
+      const n = Number(view.getBigUint64(0, true));
+      const offsets = [];
+      for (let i = 1; i <= n; i++) offsets.push(Number(view.getBigUint64(8 * i, true)));
+      const part = (i) => dec.decode(new Uint8Array(buf, offsets[i], (offsets[i + 1] ?? buf.byteLength) - offsets[i]));
+      const channel = part(0);
+      return [channel, { header: JSON.parse(part(1)), parent_header: JSON.parse(part(2)), content: JSON.parse(part(4)) }];
+    } catch (e) { return [null, null]; }
+  }
+  function line(dir, data) {
+    const [channel, m] = parse(data);
+    if (!m) return `${dir} (undecoded ${data && (data.byteLength ?? data.length)} bytes)`;
+    const c = m.content || {};
+    const extra = [c.target_name, c.data && c.data.method, c.execution_state, c.comm_id && c.comm_id.slice(0, 8)]
+      .filter(Boolean).join(' ');
+    return `${dir} ${channel} ${m.header.msg_type} ${extra} id=${(m.header.msg_id || '').slice(0, 8)} ` +
+      `parent=${((m.parent_header || {}).msg_id || '').slice(0, 8)}`;
+  }
+  const log = (text) => console.debug(`[ws +${Math.round(performance.now() - t0)}] ${text}`);
+  const nativeError = console.error;
+  console.error = (...args) => { log(`console.error ${String(args[0]).slice(0, 120)}`); nativeError.apply(console, args); };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(url, protocols) {
+      super(url, protocols);
+      if (!String(url).includes('/channels')) return;
+      log(`open ${String(url).split('?')[0].split('/api/')[1]}`);
+      this.addEventListener('message', (ev) => log(line('<-', ev.data)));
+      this.addEventListener('close', () => log('closed'));
+    }
+    send(data) {
+      if (String(this.url).includes('/channels')) log(line('->', data));
+      return super.send(data);
+    }
+  };
+})();
+"""
+
+_JS_OUTPUT_AREA = (
+    "(index) => {"
+    + _PRELUDE
+    + """
+  const cell = P().content.widgets[index];
+  const area = cell.node.querySelector('.jp-OutputArea');
+  const kinds = cell.model.outputs.toJSON().map((o) => o.output_type + ':' + Object.keys(o.data || {}).join('+'));
+  return { kinds, text: area ? area.textContent.trim().slice(0, 200) : null };
+}"""
+)
+
 _JS_MARK_CELLS = (
     "() => {"
     + _PRELUDE
@@ -507,6 +568,11 @@ class NotebookPage:
     def output(self, index: int) -> str:
         return output_text(self.outputs(index))
 
+    def output_area(self, index: int) -> str:
+        """What cell ``index``'s outputs are (type and mime types) and what its output area shows."""
+        found = self.page.evaluate(_JS_OUTPUT_AREA, index)
+        return f"outputs {found['kinds']}, output area text {found['text']!r}"
+
     def expect_output(self, index: int, text: str, key: str | None = None) -> str:
         """Assert that cell ``index`` printed ``text`` and raised nothing."""
         out = self.output(index) if key is None else self.wait_cell(key, index)
@@ -561,7 +627,7 @@ class NotebookPage:
             what=f"view {nth} of cell {cell} to be {status}",
             describe=lambda: (
                 f"status {self.view_status(cell, nth)!r}, {self.views(cell).count()} view(s); "
-                f"cell output {self.output(cell)!r}"
+                f"cell output {self.output(cell)!r}; {self.output_area(cell)}"
             ),
         )
         return self.views(cell).nth(nth)

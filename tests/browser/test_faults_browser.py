@@ -433,11 +433,50 @@ print('A', json.dumps({'text': res and res.text, 'stopped': res and res.stopped,
 """
 
 
+# What JupyterLab's widget renderer shows when its get_model gave up (see wait_restored_view).
+MODEL_NOT_FOUND = "Error displaying widget: model not found"
+
+
+def wait_restored_view(nb: NotebookPage, cell: int, app: str) -> None:
+    """Wait for the widget of ``cell`` to be drawn again after a page reload.
+
+    One failure here is the host's, not this package's, and is told apart exactly: jupyterlab_widgets
+    3.0.17's ``get_model`` polls for a model every 100 ms for 2 s and, once its deadline has passed,
+    gives up without looking again; when the manager's restore registers the model inside that last
+    interval, the renderer shows MODEL_NOT_FOUND for good, because the restore has already finished
+    (ipywidgets#4026, open; PRs #4041 and #4042). The WS_TRACE timeline of such a run shows the
+    model's ``update_states`` arriving and its ``get_model`` error logged after it. This package
+    cannot reach a renderer that never created its view, so then the page is reloaded once more,
+    with the kernel idle, and the note says so; anything else (a view that never comes, an error
+    of ours) fails.
+    """
+    found = wait_for(
+        lambda: (
+            "ready"
+            if nb.view_status(cell) == "ready"
+            else ("host" if MODEL_NOT_FOUND in nb.output_area(cell) else None)
+        ),
+        timeout=60,
+        what=f"the widget of cell {cell} to be drawn again after the reload",
+        describe=lambda: f"status {nb.view_status(cell)!r}; {nb.output_area(cell)}",
+    )
+    if found == "host":
+        SUMMARY["notes"].append(
+            f"{app}: after the reload JupyterLab showed {MODEL_NOT_FOUND!r} (ipywidgets#4026); reloaded again"
+        )
+        nb.reload()
+        nb.wait_view(cell, timeout=60)
+
+
 @LAB_ONLY
 def test_page_reload_during_an_agent_run(open_notebook: Any, fault_targets: str, server: Any, page: Any) -> None:
-    """The page reloads while a slow model thinks. While the cell runs, the reloaded page cannot render
-    the widget again (the widget manager's comm_info request waits behind the running cell), so the
-    agent's call finds no view: the change is kept, and the view restored after the run applies it."""
+    """The page reloads while a slow model thinks; the agent's call made meanwhile must not be lost.
+
+    Whether the reloaded page renders the widget before the call depends on the host: JupyterLab
+    4.6 with ipykernel 7 answers its widget manager's ``request_states`` through a kernel subshell
+    while the cell runs, so the view usually comes back at once and applies the call; otherwise the
+    call finds no view, the change is kept, and the view restored after the run applies it. Either
+    way the page must end with the agent's value."""
     nb = open_notebook([PREAMBLE, faulty_cell(fault_targets), AGENT_CELL, AGENT_CHECK_CELL])
     SUMMARY["apps"].append(server.app)
     flag = server.root_dir / "page-reloaded.flag"
@@ -462,8 +501,7 @@ def test_page_reload_during_an_agent_run(open_notebook: Any, fault_targets: str,
         nb.wait_kernel_idle(timeout=120)
     finally:
         flag.unlink(missing_ok=True)
-    # No second reload: a widget JupyterLab does not redraw after this reload is a failure of this test.
-    nb.wait_view(1, timeout=60)
+    wait_restored_view(nb, 1, server.app)
     a = tagged(nb.run_cell(3, timeout=60), "A")
     print(f"{server.app}: agent run across a page reload: {a}")
     assert a["history_valid"] and a["n_calls"] == 1, a
