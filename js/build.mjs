@@ -1,6 +1,6 @@
 // Build the browser side into the Python package's static/ folder.
 //
-//   node js/build.mjs           write splitbrain_widget/static/{widget,target_api,clock,host}.js
+//   node js/build.mjs           write splitbrain_widget/static/{widget,target_api,clock,bindings,kit,host}.js
 //   node js/build.mjs --check   build in memory, compare with the committed files,
 //                               exit 1 listing the stale ones (CI runs this)
 //
@@ -23,6 +23,10 @@ const bundles = [
   { entry: "target_api.js", format: "iife", minify: true, inline: true },
   // The virtual clock: inlined by the registry into headless target pages, after the target API.
   { entry: "clock.js", format: "iife", minify: true, inline: true },
+  // The binding layer: inlined by the registry after the target API into pages whose manifest binds them.
+  { entry: "bindings.js", format: "iife", minify: true, inline: true },
+  // The target kit (look, info panel, fixed-step loop, reporter): inlined when a manifest asks for it.
+  { entry: "kit.js", format: "iife", minify: true, inline: true },
   // The headless host page's module, inlined by the engine as a <script type="module">.
   { entry: "host.js", format: "esm", minify: false, inline: true },
 ];

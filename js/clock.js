@@ -51,6 +51,17 @@ export const MAX_ADVANCE_MS = 86_400_000;
 export const CALLBACKS_PER_TASK = 64;
 /** Real ms after which a task runs no further callbacks (a page whose frames are slow still yields). */
 export const TASK_SLICE_MS = 50;
+/**
+ * Most virtual ms the clock runs by itself before the page is ready, when installed with
+ * `warmUp` (the registry asks for it for a bound page: one whose manifest's ready condition may
+ * wait for the page's own timers, while the host sends no advance before ready). From the load
+ * event until SplitBrain.ready(), time moves on one animation frame per task, and stops at the
+ * callback that made the page ready (not at the end of its frame). A page ready by its load event
+ * never runs ahead. Deterministic as long as the page gets ready on virtual time alone (a page
+ * waiting for real-time work, a WebAssembly compile, would see a varying number of frames: hence
+ * only for bound pages, whose binding layer checks the condition on the clock).
+ */
+export const WARM_UP_MS = 10_000;
 /** Delays above this overflow in browsers (a 32-bit signed int) and are treated as 1 ms, as there. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
@@ -405,7 +416,7 @@ export function virtualDate(RealDate, nowMs) {
  * @typedef {object} ClockWindow
  * @property {string} name
  * @property {{postMessage: (message: unknown, targetOrigin: string) => void}} parent
- * @property {(type: "message", listener: (event: any) => void, options?: any) => void} addEventListener
+ * @property {(type: string, listener: (event: any) => void, options?: any) => void} addEventListener
  * @property {(event: any) => boolean} dispatchEvent
  * @property {new (type: string, init: any) => any} MessageEvent
  * @property {new () => MessageChannel} MessageChannel
@@ -450,9 +461,9 @@ export function advanceRequest(data, nonce) {
  * Install the virtual clock on `win` and return it (also as `win.__splitbrainClock`). A second
  * install returns the first clock. Math.random is seeded at once unless `laterRandom`: then
  * `clock.seedRandom(Math)` does it (the registry's script after the target API). `maxCallbacks`
- * lowers MAX_CALLBACKS_PER_ADVANCE (tests).
+ * lowers MAX_CALLBACKS_PER_ADVANCE (tests); `warmUp` runs time until the page is ready (WARM_UP_MS).
  * @param {ClockWindow} win
- * @param {{seed?: number, epoch?: number, fps?: number, laterRandom?: boolean, maxCallbacks?: number}} [opts]
+ * @param {{seed?: number, epoch?: number, fps?: number, laterRandom?: boolean, maxCallbacks?: number, warmUp?: boolean}} [opts]
  * @returns {VirtualClock}
  */
 export function installClock(win, opts = {}) {
@@ -482,6 +493,21 @@ export function installClock(win, opts = {}) {
   win.requestAnimationFrame = (/** @type {unknown} */ cb) => clock.requestFrame(cb);
   win.cancelAnimationFrame = (/** @type {unknown} */ id) => clock.cancelFrame(id);
 
+  // Until the page is ready: one frame per task from its load event (see WARM_UP_MS). Each frame is
+  // an advance of its own, so a parent message that comes meanwhile waits for the frame's end.
+  const warmUp = new win.MessageChannel();
+  // (Made before the driver's channel, whose messages the tests count as the last channel made.)
+  const pageReady = () => /** @type {any} */ (win).SplitBrain?.isReady === true;
+  warmUp.port1.addEventListener("message", () => {
+    if (advancing || pageReady() || clock.now >= WARM_UP_MS) return;
+    const frameMs = 1000 / clock.fps;
+    advancing = { until: clock.now + frameMs, ms: frameMs, callbacks: 0, token: "", warm: true };
+    clock.horizon = advancing.until;
+    step();
+    if (advancing) drive();
+  });
+  warmUp.port1.start();
+
   // The driver: CALLBACKS_PER_TASK listeners on one port, never clamped like setTimeout. A message
   // runs up to that many callbacks (one per listener) within TASK_SLICE_MS; then it posts the next.
   const channel = new win.MessageChannel();
@@ -510,7 +536,7 @@ export function installClock(win, opts = {}) {
     });
   }
   channel.port1.start();
-  /** @type {{until: number, ms: number, callbacks: number, token: string} | null} */
+  /** @type {{until: number, ms: number, callbacks: number, token: string, warm?: boolean} | null} */
   let advancing = null;
   /** @type {any[]} messages from the parent that arrived during an advance, oldest first */
   const held = [];
@@ -519,7 +545,7 @@ export function installClock(win, opts = {}) {
 
   function finish() {
     if (!advancing) return;
-    const { until, ms, callbacks, token } = advancing;
+    const { until, ms, callbacks, token, warm } = advancing;
     const capped = callbacks >= maxCallbacks && clock.hasDue(until);
     clock.now = Math.max(clock.now, until);
     clock.horizon = -Infinity;
@@ -541,6 +567,7 @@ export function installClock(win, opts = {}) {
     }
     // Before what waited: a handler still waiting on virtual time must not hold the next advance.
     if (token) post({ type: "advanced", token });
+    if (warm) warmUp.port2.postMessage(null);
     // Deliver what waited, in order, until one of them starts another advance.
     while (!advancing && held.length > 0) {
       const event = held.shift();
@@ -553,6 +580,11 @@ export function installClock(win, opts = {}) {
   /** Run the next due callback of the advance, or end it. */
   function step() {
     if (!advancing) return;
+    if (advancing.warm && pageReady()) {
+      advancing.until = clock.now; // the page got ready in the last callback: time stops there
+      finish();
+      return;
+    }
     if (advancing.callbacks < maxCallbacks && clock.runNext(advancing.until)) advancing.callbacks += 1;
     else finish();
   }
@@ -579,6 +611,8 @@ export function installClock(win, opts = {}) {
   }
   if (parentWindow != null && parentWindow !== /** @type {unknown} */ (win)) {
     win.addEventListener("message", onMessage, { capture: true });
+    // A task after the load event, so that the page's own load listeners (a ready() there) run first.
+    if (opts.warmUp) win.addEventListener("load", () => warmUp.port2.postMessage(null), { once: true });
   }
   return clock;
 }
@@ -593,5 +627,6 @@ if (typeof window !== "undefined") {
     fps: Number(data.fps ?? FPS),
     maxCallbacks: Number.isFinite(maxCallbacks) ? maxCallbacks : MAX_CALLBACKS_PER_ADVANCE,
     laterRandom: true,
+    warmUp: data.warmUp === "1",
   });
 }

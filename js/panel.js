@@ -4,9 +4,11 @@
  * widget's `chat_enabled` trait is true. The inspector follows the `values` trait (its parameters)
  * and the `state` trait (the manifest's observables, with their last 30 s). Messages (docs/protocol.md section 1): it reads
  * "chat_event", "approval_request", "approval_closed" and "code", checked by ./protocol.js, and sends
- * "chat", "cancel", "skip_wait", "approval", "set" and "copy_code", built by ./protocol.js.
+ * "chat", "cancel", "skip_wait", "approval", "set", "copy_code" and "act" (an action's button), built
+ * by ./protocol.js.
  */
 import {
+  actMessage,
   approvalMessage,
   cancelMessage,
   chatMessage,
@@ -321,6 +323,10 @@ export const PANEL_STYLE = `
 .sb-row input[type=number] { width: 6em; }
 .sb-row input, .sb-row select { font: inherit; color: inherit; background: var(--jp-input-background, transparent); }
 .sb-unit { color: var(--jp-ui-font-color2, #666); font-size: .9em; }
+.sb-actions { padding: 4px 8px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); }
+.sb-actions[hidden] { display: none; }
+.sb-actions h3 { font-size: inherit; font-weight: 600; margin: 2px 0; color: inherit; }
+.sb-action-list { display: flex; flex-wrap: wrap; gap: 4px; }
 .sb-observables { padding: 4px 8px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); }
 .sb-observables h3 { font-size: inherit; font-weight: 600; margin: 2px 0; color: inherit; }
 .sb-obs-list { list-style: none; margin: 0; padding: 0; }
@@ -356,10 +362,12 @@ export function mountPanel(host, model, signal) {
   const stop = /** @type {HTMLButtonElement} */ (h("button", { type: "button", text: "Stop", "aria-label": "Stop the agent" }));
   const input = h("div", { class: "sb-input" }, [textarea, send, stop]);
   const inspector = h("details", { class: "sb-inspector", open: "" }, [h("summary", { text: "Parameters" })]);
+  const actionsHeading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Actions" });
+  const actions = h("section", { class: "sb-actions", "aria-labelledby": actionsHeading.id }, [actionsHeading]);
   const observablesHeading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Observables" });
   const observables = h("section", { class: "sb-observables", "aria-labelledby": observablesHeading.id }, [observablesHeading]);
-  // the parameters and what the page reports scroll together, under the conversation
-  panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, observables]));
+  // the parameters, the actions and what the page reports scroll together, under the conversation
+  panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, actions, observables]));
   host.append(panel);
 
   /** @type {HTMLElement | null} live assistant text of the run in progress */
@@ -575,6 +583,7 @@ export function mountPanel(host, model, signal) {
   );
 
   const inspectorApi = buildInspector(inspector, model, signal);
+  const actionsApi = buildActions(actions, model, signal);
   const observablesApi = buildObservables(observables, model);
 
   model.on("msg:custom", onCustom);
@@ -583,6 +592,7 @@ export function mountPanel(host, model, signal) {
   model.on("change:chat_model", onBusy);
   model.on("change:values", inspectorApi.sync);
   model.on("change:manifest", inspectorApi.rebuild);
+  model.on("change:manifest", actionsApi.rebuild);
   model.on("change:manifest", observablesApi.rebuild);
   model.on("change:state", observablesApi.record);
   renderTranscript();
@@ -597,11 +607,48 @@ export function mountPanel(host, model, signal) {
     model.off("change:chat_model", onBusy);
     model.off("change:values", inspectorApi.sync);
     model.off("change:manifest", inspectorApi.rebuild);
+    model.off("change:manifest", actionsApi.rebuild);
     model.off("change:manifest", observablesApi.rebuild);
     model.off("change:state", observablesApi.record);
     observablesApi.dispose();
     panel.remove();
   };
+}
+
+/**
+ * @typedef {object} Action  a manifest action as the `manifest` trait carries it (never its binding)
+ * @property {string} [label]
+ * @property {string} [description]
+ */
+
+/**
+ * The actions section: one button per action the manifest declares (none: the section is hidden).
+ * A press sends `act`; the kernel runs it like `sim.act(name)` and says so in the panel if it failed.
+ * @param {HTMLElement} section
+ * @param {Model} model
+ * @param {AbortSignal} signal
+ */
+function buildActions(section, model, signal) {
+  /** @type {HTMLElement | null} */
+  let list = null;
+
+  function rebuild() {
+    list?.remove();
+    list = h("div", { class: "sb-action-list" });
+    const declared = /** @type {Record<string, Action>} */ (model.get("manifest")?.actions ?? {});
+    for (const [name, action] of Object.entries(declared)) {
+      const title = action.description ? `${name} — ${action.description}` : name;
+      const button = h("button", { type: "button", class: "sb-action", text: action.label ?? name, title });
+      button.dataset.action = name;
+      button.addEventListener("click", () => model.send(actMessage(name)), { signal });
+      list.append(button);
+    }
+    section.hidden = Object.keys(declared).length === 0;
+    section.append(list);
+  }
+
+  rebuild();
+  return { rebuild };
 }
 
 /**

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Message shapes, builders and validation for splitbrain-widget, wire protocol version 1.4.
+ * Message shapes, builders and validation for splitbrain-widget, wire protocol version 1.5.
  *
  * A translation of docs/protocol.md (the definition; when they disagree the
  * document is right). Shared by the view (widget.js, relay.js, panel.js) and the
@@ -21,7 +21,7 @@
 export const PROTOCOL_VERSION = 1;
 
 /** The compatible additions within the major version that this translation knows (docs/protocol.md, Versions). */
-export const PROTOCOL_MINOR = 4;
+export const PROTOCOL_MINOR = 5;
 
 /** `source` of every view -> target postMessage. */
 export const PARENT_SOURCE = "splitbrain-parent";
@@ -38,6 +38,9 @@ export const MAX_BUFFERED = 10000;
 /** Longest `text` of a kernel -> view `code` message, in characters (code points). */
 export const MAX_CODE_TEXT = 200000;
 
+/** Longest action name of an `action` request, in characters (code points). */
+export const MAX_ACTION_NAME = 200;
+
 // ---------------------------------------------------------------------------
 // Types (docs/protocol.md, section by section)
 // ---------------------------------------------------------------------------
@@ -52,7 +55,7 @@ export const MAX_CODE_TEXT = 200000;
  * @typedef {Record<string, unknown>} State
  */
 
-/** @typedef {"apply" | "reset" | "state"} RequestOp */
+/** @typedef {"apply" | "reset" | "state" | "action"} RequestOp */
 
 /**
  * The error codes of protocol.md section 3, in its order.
@@ -60,6 +63,7 @@ export const MAX_CODE_TEXT = 200000;
  */
 export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
   "no_view",
+  "deferred",
   "protocol_mismatch",
   "not_ready",
   "timeout",
@@ -79,7 +83,7 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
 
 /**
  * One error envelope everywhere (protocol.md section 3).
- * @typedef {"no_view" | "protocol_mismatch" | "not_ready" | "timeout" | "cancelled" | "unknown_param"
+ * @typedef {"no_view" | "deferred" | "protocol_mismatch" | "not_ready" | "timeout" | "cancelled" | "unknown_param"
  *   | "invalid_value" | "readonly" | "unknown_target" | "target_error" | "truncated_call" | "loop_blocked"
  *   | "denied" | "goal_unreachable" | "not_measured" | "internal_error"} ErrorCode
  */
@@ -94,13 +98,14 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
 // --- 1. kernel <-> view ----------------------------------------------------
 
 /**
- * kernel -> view: apply validated values, reset to the manifest defaults, or
- * ask for a fresh state (`payload` is `{}` then).
+ * kernel -> view: apply validated values, reset to the manifest defaults, ask for
+ * a fresh state (`payload` is `{}` then), or run the manifest's action
+ * `payload.name` (1.5).
  * @typedef {object} KernelRequest
  * @property {"request"} kind
  * @property {string} id  unique within the kernel session; a view applies each id at most once
  * @property {RequestOp} op
- * @property {{values?: Values}} payload
+ * @property {{values?: Values, name?: string}} payload  `name` for `action` only
  */
 
 /**
@@ -186,27 +191,28 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
 
 /**
  * view -> kernel: the chat panel's input, its Stop button, the retry banner's Skip wait, a
- * decision on an approval request, a change from the parameter inspector, and Copy as code.
+ * decision on an approval request, a change from the parameter inspector, Copy as code, and an
+ * action's button in the inspector (1.5).
  * @typedef {{kind: "chat", text: string} | {kind: "cancel"} | {kind: "skip_wait"}
  *   | {kind: "approval", id: string, approved: boolean} | {kind: "set", values: Values}
- *   | {kind: "copy_code"}} PanelMessage
+ *   | {kind: "copy_code"} | {kind: "act", name: string}} PanelMessage
  */
 
 /** @typedef {Reply | ViewEvent | PanelMessage} ViewMessage */
 
 // --- 2. view <-> target ----------------------------------------------------
 
-/** @typedef {"apply" | "reset" | "state"} ParentMessageType */
+/** @typedef {"apply" | "reset" | "state" | "action"} ParentMessageType */
 
 /**
  * view -> target. `apply` carries values (no `id` for the on-ready catch-up),
- * `reset` the manifest defaults, `state` nothing.
+ * `reset` the manifest defaults, `state` nothing, `action` `{name}` (1.5).
  * @typedef {object} ParentMessage
  * @property {typeof PARENT_SOURCE} source
  * @property {string} nonce
  * @property {ParentMessageType} type
  * @property {string} [id]
- * @property {Values} [payload]
+ * @property {Values} [payload]  for `action`: `{name: string}`
  */
 
 /** @typedef {"ready" | "state" | "error"} TargetMessageType */
@@ -249,9 +255,9 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
 // ---------------------------------------------------------------------------
 
 /** @type {ReadonlySet<unknown>} */
-const REQUEST_OPS = new Set(["apply", "reset", "state"]);
+const REQUEST_OPS = new Set(["apply", "reset", "state", "action"]);
 /** @type {ReadonlySet<unknown>} */
-const PARENT_TYPES = new Set(["apply", "reset", "state"]);
+const PARENT_TYPES = new Set(["apply", "reset", "state", "action"]);
 /** @type {ReadonlySet<unknown>} */
 const TARGET_TYPES = new Set(["ready", "state", "error"]);
 
@@ -349,9 +355,19 @@ export function isTargetMessage(data, nonce) {
 }
 
 /**
+ * @param {unknown} name
+ * @returns {name is string} a non-empty string of at most MAX_ACTION_NAME characters
+ */
+function isActionName(name) {
+  if (typeof name !== "string" || name === "") return false;
+  return name.length <= MAX_ACTION_NAME || codePoints(name) <= MAX_ACTION_NAME;
+}
+
+/**
  * Whether `data` is a view -> target message for this `nonce`: source
- * `"splitbrain-parent"`, the same non-empty nonce, type apply/reset/state, an
- * optional string id and an optional plain-object payload.
+ * `"splitbrain-parent"`, the same non-empty nonce, type apply/reset/state/action, an
+ * optional string id and an optional plain-object payload; an `action` has an id and
+ * a payload `{name}` (isActionName).
  * @param {unknown} data
  * @param {string} nonce
  * @returns {data is ParentMessage}
@@ -359,25 +375,22 @@ export function isTargetMessage(data, nonce) {
 export function isParentMessage(data, nonce) {
   if (!hasEnvelope(data, PARENT_SOURCE, nonce)) return false;
   if (!PARENT_TYPES.has(data.type) || !isOptionalId(data.id)) return false;
+  if (data.type === "action") return typeof data.id === "string" && isPlainObject(data.payload) && isActionName(data.payload.name);
   return data.payload === undefined || isPlainObject(data.payload);
 }
 
 /**
  * Whether `msg` is a kernel -> view request:
- * `{kind:"request", id: string, op: "apply"|"reset"|"state", payload: {values?: object}}`.
+ * `{kind:"request", id: string, op: "apply"|"reset"|"state", payload: {values?: object}}`, or
+ * `{kind:"request", id: string, op: "action", payload: {name: string}}` (1.5).
  * @param {unknown} msg
  * @returns {msg is KernelRequest}
  */
 export function isKernelRequest(msg) {
-  return (
-    isPlainObject(msg) &&
-    msg.kind === "request" &&
-    typeof msg.id === "string" &&
-    msg.id !== "" &&
-    REQUEST_OPS.has(msg.op) &&
-    isPlainObject(msg.payload) &&
-    (msg.payload.values === undefined || isPlainObject(msg.payload.values))
-  );
+  if (!isPlainObject(msg) || msg.kind !== "request" || typeof msg.id !== "string" || msg.id === "") return false;
+  if (!REQUEST_OPS.has(msg.op) || !isPlainObject(msg.payload)) return false;
+  if (msg.op === "action") return isActionName(msg.payload.name);
+  return msg.payload.values === undefined || isPlainObject(msg.payload.values);
 }
 
 /**
@@ -601,6 +614,14 @@ export function setMessage(values) {
 /** @returns {PanelMessage} Copy as code: the kernel answers with a `code` message (isCodeMessage) */
 export function copyCodeMessage() {
   return { kind: "copy_code" };
+}
+
+/**
+ * @param {string} name  one of the manifest's actions, as the inspector's button for it says
+ * @returns {PanelMessage} run it, like `sim.act(name)` (a failure comes back as a `control_error`)
+ */
+export function actMessage(name) {
+  return { kind: "act", name };
 }
 
 /**

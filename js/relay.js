@@ -192,15 +192,21 @@ export class Relay {
   /** @param {import("./protocol.js").KernelRequest} request */
   post(request) {
     this.outstanding.add(request.id);
-    const values = request.payload.values ?? {};
-    if (request.op !== "state") this.remember(values);
     const type = request.op;
+    /** @type {Record<string, unknown> | undefined} what the page gets: values, or an action's name */
+    let payload;
+    if (type === "action") {
+      payload = { name: request.payload.name };
+    } else if (type !== "state") {
+      payload = request.payload.values ?? {};
+      this.remember(payload);
+    }
     this.postToTarget({
       source: PARENT_SOURCE,
       nonce: this.nonce,
       type,
       id: request.id,
-      ...(type === "state" ? {} : { payload: values }),
+      ...(payload === undefined ? {} : { payload }),
     });
     trace(request.id, "post");
   }
@@ -246,7 +252,7 @@ export class Relay {
       this.queue = [];
       this.queuedBeforeValues = 0;
       for (const request of queued.slice(0, split)) this.post(request);
-      const later = new Set(queued.slice(split).flatMap((r) => (r.op === "state" ? [] : Object.keys(r.payload.values ?? {}))));
+      const later = new Set(queued.slice(split).flatMap((r) => Object.keys(r.payload.values ?? {})));
       const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
       this.remember(catchUp);
       this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: catchUp });

@@ -58,14 +58,23 @@ import {
  */
 
 /**
+ * @callback ActionHandler
+ * @param {string} name  one of the manifest's `actions` (the kernel checks the name before it sends it)
+ * @param {HandlerContext} ctx  `ctx.get` reads the values the page was last given
+ * @returns {unknown}  a state object (or a promise of one); anything else means "use the last state"
+ */
+
+/**
  * `window.SplitBrain`.
  * @typedef {object} SplitBrainApi
  * @property {(fn: ApplyHandler) => void} onApply  handle `apply` (and `reset` when no onReset handler is set)
  * @property {(fn: ApplyHandler) => void} onReset  handle `reset`; gets the manifest defaults
  * @property {(fn: StateHandler) => void} onState  answer `state` requests with a fresh state
+ * @property {(fn: ActionHandler) => void} onAction  run the manifest's actions (`action` requests)
  * @property {(state: State) => void} state  report a state (store it; post it once ready)
  * @property {() => void} ready  start listening: flush buffered messages in order; idempotent
  * @property {string} nonce  this page's nonce (`window.name` when the target API loaded)
+ * @property {boolean} isReady  whether `ready()` was called (the headless clock runs until it is)
  */
 
 /**
@@ -152,6 +161,10 @@ export function installTargetApi(targetWindow) {
   let resetHandler = null;
   /** @type {StateHandler | null} */
   let stateHandler = null;
+  /** @type {ActionHandler | null} */
+  let actionHandler = null;
+  /** @type {Values} every value the page was given (applies merged, a reset's defaults replacing them) */
+  let givenValues = {};
   /** @type {State | null} */
   let lastState = null;
   let isReady = false;
@@ -209,9 +222,14 @@ export function installTargetApi(targetWindow) {
    * @returns {unknown} what the page's handler returned (maybe a promise)
    */
   function runHandler(message) {
+    if (message.type === "state") return stateHandler ? stateHandler() : undefined;
+    if (message.type === "action") {
+      if (!actionHandler) throw new Error("the target page registered no SplitBrain.onAction handler");
+      const name = String(/** @type {Record<string, unknown>} */ (message.payload).name);
+      return actionHandler(name, makeContext(givenValues, message.id));
+    }
     const ctxValues = unwrapValues(message.payload);
     const ctx = makeContext(ctxValues, message.id);
-    if (message.type === "state") return stateHandler ? stateHandler() : undefined;
     const handler = message.type === "reset" ? resetHandler ?? applyHandler : applyHandler;
     if (!handler) throw new Error(`the target page registered no SplitBrain.onApply handler (got "${message.type}")`);
     return handler(ctxValues, ctx);
@@ -225,6 +243,11 @@ export function installTargetApi(targetWindow) {
     } catch (err) {
       postError(message.id, err);
       return;
+    }
+    // Only values the page took count as given (the kernel puts refused ones back).
+    if (message.type === "apply" || message.type === "reset") {
+      const ctxValues = unwrapValues(message.payload);
+      givenValues = message.type === "reset" ? { ...ctxValues } : { ...givenValues, ...ctxValues };
     }
     postState(message.id, result);
   }
@@ -263,6 +286,10 @@ export function installTargetApi(targetWindow) {
       requireFunction("onState", fn);
       stateHandler = fn;
     },
+    onAction(fn) {
+      requireFunction("onAction", fn);
+      actionHandler = fn;
+    },
     state(state) {
       if (!isStatePayload(state)) {
         const got = state === null ? "null" : Array.isArray(state) ? "an array" : typeof state;
@@ -287,6 +314,9 @@ export function installTargetApi(targetWindow) {
     },
     get nonce() {
       return nonce;
+    },
+    get isReady() {
+      return isReady;
     },
   });
 

@@ -632,57 +632,39 @@ SPINNER_PAGE = r"""<!doctype html>
 <head>
 <meta charset="utf-8">
 <title>Spinner</title>
-<style>
-  html, body { margin: 0; height: 100%; overflow: hidden; background: #f6f6f2; color: #1f1f1f;
-               font: 14px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-  @media (prefers-color-scheme: dark) { html, body { background: #16181d; color: #e8e8e8; } }
-  canvas { display: block; width: 100%; height: 100%; }
-  #label { position: absolute; top: 8px; left: 10px; }
-</style>
 </head>
 <body>
-<canvas id="wheel"></canvas>
-<div id="label"></div>
+<div id="stage">
+  <canvas id="wheel" role="img" aria-label="A wheel with spokes"></canvas>
+  <aside id="panel" class="sb-panel" aria-label="Measured quantities"></aside>
+</div>
 <script>
-const DEFAULTS = { "motion.rpm": 30, "look.spokes": 5, "look.color": "teal" };
-let params = { ...DEFAULTS };
+// window.SplitBrain, or a note in the page when the target API is missing
+const api = Kit.targetApi("spinner");
+const P = Kit.params({  // the page's copy of the manifest's parameters: what arrives is checked
+  "motion.rpm": { type: "number", value: 30, min: 0, max: 120, unit: "rpm" },
+  "look.spokes": { type: "integer", value: 5, min: 2, max: 12 },
+  "look.color": { type: "string", value: "teal", enum: ["teal", "tomato", "gold", "slateblue"] },
+});
+let params = { ...P.defaults };
 let angle = 0;  // degrees
 let turns = 0;  // full turns since the last reset
 
 function snapshot() {  // every parameter by its path, and the observables
-  return { ...params, angle: Math.round(angle * 10) / 10, turns: Math.floor(turns) };
+  return { ...params, angle: Kit.round(angle, 1), turns: Math.floor(turns) };
 }
-
-function show() {
-  document.getElementById("label").textContent =
-    `${params["motion.rpm"]} rpm · ${params["look.spokes"]} spokes · ${Math.floor(turns)} turns`;
-  document.body.dataset.state = JSON.stringify(snapshot());  // lets a browser test read the state
-}
-
-SplitBrain.onApply((values) => {    // only what changed, by dotted path, already checked by the kernel
-  params = { ...params, ...values };
-  show();
-  return snapshot();                // the reply to the change: the state after it
-});
-
-SplitBrain.onReset((defaults) => {  // the manifest's defaults
-  params = { ...DEFAULTS, ...defaults };
-  angle = 0;
-  turns = 0;
-  show();
-  return snapshot();
-});
-
-const canvas = document.getElementById("wheel");
-const ctx = canvas.getContext("2d");
+const panel = Kit.panel(document.getElementById("panel"), "Spinner", [
+  { key: "motion.rpm", label: "speed", unit: "rpm" },
+  { key: "turns", label: "turns" },
+]);
+// at most 10 reports a second, only when the state changed; also keeps document.body.dataset.state
+const report = Kit.reporter(api, snapshot, (state) => panel.update(state));
+const surf = Kit.surface(document.getElementById("wheel"));  // sized by devicePixelRatio
 
 function draw() {
-  const ratio = window.devicePixelRatio || 1;
-  const w = canvas.clientWidth, h = canvas.clientHeight;
-  if (canvas.width !== Math.round(w * ratio)) canvas.width = Math.round(w * ratio);
-  if (canvas.height !== Math.round(h * ratio)) canvas.height = Math.round(h * ratio);
-  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-  ctx.clearRect(0, 0, w, h);
+  const { ctx, w, h } = surf;
+  ctx.fillStyle = Kit.colors.bg;  // the kit's palette, light or dark with the notebook
+  ctx.fillRect(0, 0, w, h);
   const r = Math.min(w, h) * 0.38;
   ctx.save();
   ctx.translate(w / 2, h / 2);
@@ -703,27 +685,24 @@ function draw() {
   ctx.restore();
 }
 
-let last = performance.now();
-let lastReport = 0;
-function frame(now) {
-  const dt = Math.min(0.1, (now - last) / 1000);
-  last = now;
-  const degrees = params["motion.rpm"] * 6 * dt;  // rpm × 360° / 60 s
-  angle = (angle + degrees) % 360;
-  turns += degrees / 360;
-  draw();
-  if (now - lastReport > 200) {  // report at most 5 times a second
-    lastReport = now;
-    SplitBrain.state(snapshot());
-    show();
-  }
-  requestAnimationFrame(frame);
-}
-
-show();
-SplitBrain.state(snapshot());
-SplitBrain.ready();
-requestAnimationFrame(frame);
+// The loop (paused while hidden), the SplitBrain handlers, the first report and ready():
+Kit.run(api, P, {
+  report,
+  draw,
+  frame(seconds) {  // real seconds since the last frame
+    const degrees = params["motion.rpm"] * 6 * seconds;  // rpm × 360° / 60 s
+    angle = (angle + degrees) % 360;
+    turns += degrees / 360;
+  },
+  apply(changes) {  // only what changed, by dotted path, checked by the kernel and by P
+    params = { ...params, ...changes };
+  },
+  reset(values) {  // the manifest's defaults
+    params = values;
+    angle = 0;
+    turns = 0;
+  },
+});
 </script>
 </body>
 </html>
@@ -775,6 +754,7 @@ YOUR_OWN_TARGET: list[Cell] = [
         manifest = {
             "id": "spinner",
             "type": "apply",
+            "kit": True,  # the registry inlines the target kit, window.Kit, in the page
             "title": "Spinning wheel",
             "description": "A wheel with spokes turning at a steady rate. Changes apply at once.",
             "data": {
@@ -803,13 +783,15 @@ YOUR_OWN_TARGET: list[Cell] = [
         ## The page
 
         One self-contained HTML file: inline script and style, no network (the iframe's security
-        policy blocks it). The registry injects `SplitBrain` before the page's own script, and the page
-        uses four calls:
+        policy blocks it). The registry injects `SplitBrain` before the page's own script: the page
+        answers changes (`onApply`), resets (`onReset`) and questions about its state (`onState`),
+        reports what it observes (`state`) and says when it listens (`ready`).
 
-        - `SplitBrain.onApply(fn)`: apply changed values, return the new state;
-        - `SplitBrain.onReset(fn)`: go back to the defaults;
-        - `SplitBrain.state(obj)`: report what it observes, a few times a second;
-        - `SplitBrain.ready()`: once, when it is listening.
+        With `"kit": true` in the manifest the registry also injects the target kit the built-in
+        simulations use, `window.Kit`: their look (light and dark), a canvas sized for the screen,
+        checked parameters, the animation loop and the throttled reports. `Kit.run` makes the
+        `SplitBrain` calls, so the page below is only its own motion and drawing
+        (docs/writing-targets.md, section 7, lists what `Kit` offers).
         """
     ),
     ("code", SPINNER_CELL),

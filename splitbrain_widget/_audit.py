@@ -137,7 +137,8 @@ class AuditLog:
         Value changes are merged into the fewest ``set_parameters`` calls (the later value of a
         path wins), each headed by a comment naming who asked (``# chat: make it red``,
         ``# inspector``, ``# agent: ...``, ``# python``); ``select_target`` is kept, a reset only
-        where it undoes something; reads and refused calls leave nothing. Once the log has dropped
+        where it undoes something, an action the page ran as ``sim.act('run')`` where it ran (sets
+        are not merged across it); reads and refused calls leave nothing. Once the log has dropped
         early calls (see :attr:`dropped`), the code cannot be complete unless a kept
         ``select_target`` starts it afresh: its first line then says so. See
         :mod:`splitbrain_widget._to_code` for the rules.

@@ -13,6 +13,7 @@ import time
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import _kernel_tap
 from ._audit import INSPECTOR, call_source
 from ._secrets import redact
 from .agent._tools import call_label
@@ -71,7 +72,11 @@ class ChatController:
 
     def on_set(self, values: dict[str, Any]) -> None:
         """A control in the panel moved: apply it like any other call (validated, audited)."""
-        threading.Thread(target=self._set, args=(values,), name="splitbrain-control", daemon=True).start()
+        threading.Thread(target=self._control, args=("set", values), name="splitbrain-control", daemon=True).start()
+
+    def on_act(self, name: str) -> None:
+        """An action's button in the panel: run it like any other call (validated, audited)."""
+        threading.Thread(target=self._control, args=("act", name), name="splitbrain-control", daemon=True).start()
 
     def on_copy_code(self) -> None:
         """The panel's "Copy as code": send it ``sim.audit.to_code()`` (bounded) to put on the clipboard."""
@@ -120,6 +125,8 @@ class ChatController:
     def _answer(self, text: str) -> None:
         from .agent import Agent
 
+        _kernel_tap.prepare_thread()  # ipykernel 7.0: this thread's first trait send needs the parent set
+
         if self.agent is None:
             try:
                 self.agent = Agent(self.sim)
@@ -143,9 +150,11 @@ class ChatController:
             self.sim.chat_busy = False
             self.sim.chat_model = self.agent.model if self.agent else ""
 
-    def _set(self, values: dict[str, Any]) -> None:
+    def _control(self, what: str, argument: Any) -> None:
+        """Run a panel control's call as the inspector's; a failure goes back to the panel as a ``control_error``."""
+        _kernel_tap.prepare_thread()
         with call_source(INSPECTOR):
-            result = self.sim.set_parameters(values)
+            result = self.sim.set_parameters(argument) if what == "set" else self.sim.act(argument)
         if not result.ok and result.error is not None:
             self._send_event({"kind": "control_error", "text": str(result)})
 

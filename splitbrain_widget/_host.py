@@ -4,12 +4,19 @@ The widget sends each request through its ``host`` and hears back through
 ``TargetWidget.receive_view_message`` (replies and events, from any thread). The comm host sends
 over the widget's anywidget comm to the notebook views; a headless page or a test's fake view
 implement the same one-method interface.
+
+It is also the one place that decides whether a call may wait for the page's answer where it
+runs (:func:`answers_reach_caller`): a headless page or a fake view answers from its own thread, so
+always; the comm's views answer through the kernel, which on some hosts reads them only after the
+running cell. There a call from the cell does not wait: the drivers send it, keep its change, and
+return ``deferred`` (docs/protocol.md section 3), and the call finishes once the cell has ended.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
+from . import _kernel_tap
 from .protocol import RequestMessage
 
 
@@ -27,3 +34,17 @@ class CommHost:
 
     def send_request(self, message: RequestMessage) -> None:
         self._widget.send(message)
+
+
+def answers_reach_caller(host: ViewHost, *, headless_page: bool = False, awaiting: bool = False) -> bool:
+    """Whether a call that waits on this thread can hear its answer from ``host`` before its cell ends.
+
+    ``headless_page``: the call goes to a headless page (the widget's fallback), which answers from
+    its own thread. ``awaiting``: the call is awaited (an ``await`` in a cell runs on the kernel's
+    loop, which reads the shell stream between awaits where the kernel has no shell-channel thread).
+    The kernel's side of the answer is :func:`_kernel_tap.replies_reach_this_thread`: it judges the
+    kernel by what it has (a shell-channel thread or not), never by its version alone.
+    """
+    if headless_page or not isinstance(host, CommHost):
+        return True
+    return _kernel_tap.replies_reach_this_thread(awaiting=awaiting)

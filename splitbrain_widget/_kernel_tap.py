@@ -17,8 +17,14 @@ On ipykernel 7.0-7.3 the tap also mends a kernel bug that strands requests (see
 shell stream reads, and a request that arrives meanwhile can sit unread until another client
 connects, so a cell never starts (ipython/ipykernel#1554, fixed in 7.4 by #1529).
 
-Verified against ipykernel 7.0.1, 7.3.0 and 7.4.0 (same attribute names in all three). Where the
-attributes are missing, :func:`install` returns False and blocking calls raise a clear error.
+Verified against ipykernel 7.0.1, 7.3.0 and 7.4.0 (same attribute names in all three).
+
+Kernels before 7 (6.x, 5.x, and the hosted runtimes built on them, such as Colab's) have no
+shell-channel thread: their main thread reads the shell stream, on the asyncio loop that also runs
+awaited cells. There the tap wraps the same receive callback on that loop (:func:`replies_on_main_loop`):
+our replies are heard while a cell awaits, and once a cell has ended, but never during a cell that
+blocks the main thread. :func:`replies_reach_this_thread` says which case a waiting call is in;
+``_host.py`` asks it, and the drivers in ``_operations.py`` act on the answer.
 """
 
 from __future__ import annotations
@@ -61,7 +67,7 @@ def kernel() -> Any | None:
 
 
 def available() -> bool:
-    """Whether this kernel has the shell-channel thread and stream the tap needs."""
+    """Whether this kernel has the shell-channel thread and stream the tap needs (ipykernel 7)."""
     k = kernel()
     return k is not None and _parts(k) is not None
 
@@ -71,13 +77,90 @@ def installed() -> bool:
     return k is not None and _installed_on is k
 
 
+def replies_on_main_loop() -> bool:
+    """Whether this kernel's main thread reads the shell stream (no shell-channel thread: ipykernel < 7).
+
+    Decided by what the kernel object has, not by its version: a kernel that subclasses ipykernel's
+    (Colab's, say) is judged by the attributes it really carries."""
+    k = kernel()
+    return k is not None and _parts(k) is None
+
+
 def in_main_thread() -> bool:
     """True on the thread that runs cells (where a wait without the tap would deadlock)."""
     k = kernel()
     if k is None:
         return False
-    thread = getattr(k.shell_channel_thread, "parent_thread", None) or threading.main_thread()
+    thread = getattr(getattr(k, "shell_channel_thread", None), "parent_thread", None) or threading.main_thread()
     return threading.current_thread() is thread
+
+
+def in_marimo_cell() -> bool:
+    """Whether this thread runs a marimo cell: marimo hands a view's messages to Python only
+    between cells, so a call made in one (blocking or awaited) cannot hear its answer before the
+    cell ends. Judged by marimo's own execution context (its cell thread is the main thread in
+    ``marimo edit`` and another in ``marimo run``); a thread of ours (the chat's) has none."""
+    if "marimo" not in sys.modules:
+        return False
+    try:
+        from marimo._runtime.context import safe_get_context
+    except ImportError:  # a marimo without that module: not a host we know
+        return False
+    context = safe_get_context()
+    return context is not None and getattr(context, "execution_context", None) is not None
+
+
+def main_loop() -> Any | None:
+    """The asyncio loop of the thread that runs cells (the kernel's main thread; in a marimo cell,
+    marimo's loop of this session), or None outside a kernel."""
+    if in_marimo_cell():
+        import asyncio
+
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+    k = kernel()
+    io_loop = getattr(k, "io_loop", None) if k is not None else None
+    return getattr(io_loop, "asyncio_loop", None)
+
+
+def replies_reach_this_thread(*, awaiting: bool) -> bool:
+    """Whether a page's reply can reach a call that waits on this thread while it waits.
+
+    Always outside a kernel, and always with the shell-channel tap (ipykernel 7). Where the main
+    loop reads the shell stream (ipykernel < 7), a wait on another thread (the chat panel's, the
+    agent's) hears the reply once the running cell ends; on the main thread, a blocking wait never
+    does (the cell holds the loop that would read it), and an awaited one does only with the tap
+    wrapped on that loop and while it awaits on that loop (an ``await`` in a cell)."""
+    if in_marimo_cell():
+        return False
+    k = kernel()
+    if k is None or (_parts(k) is not None and installed()):
+        return True
+    if not in_main_thread():
+        return True
+    if not awaiting or not installed():
+        return False
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop() is main_loop()
+    except RuntimeError:
+        return False
+
+
+def describe() -> str:
+    """This kernel in a few words, for a message that explains why a call did not wait."""
+    if in_marimo_cell():
+        version = getattr(sys.modules.get("marimo"), "__version__", "?")
+        return f"marimo {version} (a view's answer reaches Python only between cells)"
+    module = sys.modules.get("ipykernel")
+    version = getattr(module, "__version__", "?")
+    k = kernel()
+    kind = f"{type(k).__module__}.{type(k).__name__}" if k is not None else "no kernel"
+    where = ", no shell-channel thread" if replies_on_main_loop() else ""
+    return f"ipykernel {version} ({kind}{where})"
 
 
 def frontend_connected() -> bool:
@@ -89,7 +172,7 @@ def frontend_connected() -> bool:
     """
     import ipywidgets
 
-    if ipywidgets.Widget._control_comm is not None:
+    if getattr(ipywidgets.Widget, "_control_comm", None) is not None:  # ipywidgets 8's control channel
         return True
     k = kernel()
     try:
@@ -155,8 +238,7 @@ def install(timeout: float = 5.0) -> bool:
         return True
     parts = _parts(k)
     if parts is None:
-        log.info("shell-channel tap unavailable: this ipykernel has no shell_channel_thread/shell_stream")
-        return False
+        return _install_on_main_loop(k, timeout)
     thread, stream = parts
     done = threading.Event()
     outcome: list[bool] = []
@@ -167,19 +249,7 @@ def install(timeout: float = 5.0) -> bool:
             if getattr(original, "_splitbrain_tap", False):
                 outcome.append(True)
                 return
-
-            def tap(frames: list[Any]) -> Any:
-                try:
-                    if _consume(k, frames):
-                        return None
-                except Exception:
-                    stats["errors"] += 1
-                    log.debug("tap failed to inspect a message; passing it on", exc_info=True)
-                stats["passed"] += 1
-                return original(frames)
-
-            tap._splitbrain_tap = True  # type: ignore[attr-defined]
-            stream.on_recv(tap, copy=False)
+            stream.on_recv(_wrap(k, original), copy=False)
             _send_replies_through_stream(thread, stream)
             outcome.append(True)
         except Exception:
@@ -197,6 +267,74 @@ def install(timeout: float = 5.0) -> bool:
         _installed_on = k
         return True
     return False
+
+
+def _wrap(k: Any, original: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+    """A shell stream's receive callback that takes our messages out and passes on every other one."""
+
+    def tap(frames: list[Any]) -> Any:
+        try:
+            if _consume(k, frames):
+                return None
+        except Exception:
+            stats["errors"] += 1
+            log.debug("tap failed to inspect a message; passing it on", exc_info=True)
+        stats["passed"] += 1
+        return original(frames)
+
+    tap._splitbrain_tap = True  # type: ignore[attr-defined]
+    return tap
+
+
+def _install_on_main_loop(k: Any, timeout: float) -> bool:
+    """ipykernel < 7: wrap the receive callback of the shell stream that the main loop reads.
+
+    ipykernel 6 reads ``kernel.shell_stream``, 5 each of ``kernel.shell_streams`` but the control
+    stream; both hand every message to a queue the kernel works through one at a time, so an
+    awaited cell holds up every message behind it, our replies too. Taken out at the stream, they
+    settle an awaited call while its cell awaits. The wrap runs on the main thread (the stream's)."""
+    global _installed_on
+    stream = _main_loop_stream(k)
+    io_loop = getattr(k, "io_loop", None)
+    if stream is None or io_loop is None:
+        log.info("shell-channel tap unavailable: this kernel has no shell stream to wrap")
+        return False
+    done = threading.Event()
+    outcome: list[bool] = []
+
+    def wrap() -> None:
+        try:
+            original = getattr(stream, "_recv_callback", None)
+            if original is None:
+                outcome.append(False)
+            elif getattr(original, "_splitbrain_tap", False):
+                outcome.append(True)
+            else:
+                stream.on_recv(_wrap(k, original), copy=False)
+                outcome.append(True)
+        except Exception:
+            log.exception("could not install the tap on the main loop's shell stream")
+            outcome.append(False)
+        finally:
+            done.set()
+
+    if threading.current_thread() is threading.main_thread():
+        wrap()
+    else:
+        io_loop.add_callback(wrap)
+        done.wait(timeout)
+    if outcome and outcome[0]:
+        _installed_on = k
+        return True
+    return False
+
+
+def _main_loop_stream(k: Any) -> Any | None:
+    stream = getattr(k, "shell_stream", None)
+    if stream is None:
+        control = getattr(k, "control_stream", None)
+        stream = next((s for s in getattr(k, "shell_streams", None) or () if s is not control), None)
+    return stream if stream is not None and hasattr(stream, "on_recv") else None
 
 
 def _send_replies_through_stream(thread: Any, stream: Any) -> bool:

@@ -14,6 +14,8 @@ of its traits; the views only through the bridge (replies, views, state) and a
 from __future__ import annotations
 
 import copy
+import difflib
+import logging
 import threading
 import time
 from collections.abc import Mapping
@@ -23,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import _kernel_tap
 from ._audit import AuditEntry, AuditLog, current_source
 from ._bridge import Bridge, PendingRequest
-from ._call_line import BLOCKING_CALL, CallLine
-from ._host import ViewHost
+from ._call_line import BLOCKING_CALL, CallLine, turn_key
+from ._host import ViewHost, answers_reach_caller
 from ._pacing import PACER, Ticket
 from ._secrets import redact
 from ._wait import Operation, Wait
@@ -37,6 +39,12 @@ if TYPE_CHECKING:
 
 NO_VIEW_MESSAGE = "no view of the widget is displayed; the change is kept and applies when the widget is displayed"
 NOT_KEPT = ("target_error", "cancelled")  # the page gave the change back, or the call was taken back
+ASYNC_TWINS = {"action": "aact"}  # an audit op whose awaitable twin is not ``a`` + its name
+# the request each tool sends, for the result of a call that did not wait for its answer
+_DEFERRED_OPS: dict[str, Op] = {"set_parameters": "apply", "reset": "reset", "action": "action"}
+log = logging.getLogger("splitbrain_widget.operations")
+_AFTER_CELL: set[Any] = set()  # the calls handed over to the kernel's loop, until they finish there
+_TURN = turn_key(0).removesuffix("0")  # how the key of a turn in the call line begins
 
 
 def _calls_reach_iopub() -> bool:
@@ -136,6 +144,31 @@ class Operations:
 
     def fetch_state(self, timeout: float | None) -> Operation:
         return (yield from self.deliver("state", {}, timeout, needs_view=True))
+
+    def act(self, name: str, timeout: float | None) -> Operation:
+        """Run the manifest's action ``name`` on the page; a name the manifest does not declare is
+        refused before anything is sent (``invalid_value``, listing the actions it does declare)."""
+        target = self._session.target
+        actions = target.manifest.actions
+        if not isinstance(name, str) or name not in actions:
+            if not actions:
+                return ToolResult.failure(
+                    "invalid_value",
+                    f"target '{target.id}' declares no actions (its manifest has no \"actions\"), so it cannot "
+                    f"run {name!r}",
+                    hint='declare it under "actions" in the target\'s manifest',
+                    op="action",
+                )
+            known = ", ".join(repr(known_name) for known_name in actions)
+            close = difflib.get_close_matches(str(name), list(actions), n=3)
+            return ToolResult.failure(
+                "invalid_value",
+                f"target '{target.id}' has no action {name!r}; its actions are {known}",
+                hint=f"did you mean {', '.join(repr(c) for c in close)}?" if close else None,
+                op="action",
+            )
+        result = yield from self.deliver("action", {"name": name}, timeout, needs_view=True)
+        return result.model_copy(update={"message": f"ran {name}"}) if result.ok else result
 
     def select(self, target: str | Path, timeout: float | None) -> Operation:
         try:
@@ -262,7 +295,7 @@ class Operations:
 
     def _not_delivered(self, op: Op, needs_view: bool, base: dict[str, Any]) -> ToolResult:
         """No view to send to: a change is kept, not applied, and the code says why."""
-        change = op != "state"
+        change = _changes_values(op)
         mismatched = self.bridge.mismatched_views()
         if mismatched:
             return ToolResult.failure(
@@ -279,6 +312,14 @@ class Operations:
             if why is not None:
                 code, message, hint = why
                 return ToolResult.failure(code, message, hint=hint, applied=False, kept=change, **base)
+        if op == "action":
+            return ToolResult.failure(
+                "no_view",
+                "no view of the widget is displayed, so no page ran the action; an action is not kept",
+                hint="display the widget (or use HeadlessTarget), then run the action again",
+                applied=False,
+                **base,
+            )
         if needs_view or not change:
             return ToolResult.failure(
                 "no_view",
@@ -299,7 +340,7 @@ class Operations:
     def _outcome(self, pending: PendingRequest, base: dict[str, Any], *, waited: float, stuck: str) -> ToolResult:
         applied = len(pending.answered_by)
         reply, failure = pending.reply, pending.failure
-        change = pending.op != "state"
+        change = _changes_values(pending.op)
         if reply is not None and reply.ok:
             message = "applied" if pending.op == "apply" else "done"
             return ToolResult(
@@ -324,6 +365,8 @@ class Operations:
         if failure is not None:
             return ToolResult(ok=False, error=failure, applied=False, kept=_kept(pending.op, failure.code), **base)
         kept_text = " The change is kept and applies once the target is ready." if change else ""
+        if pending.op == "action":  # the view holds what it sent or queued: the page may still get to it
+            kept_text = " The action is not kept, but the page may still run it late."
         if not self.bridge.ready_views():
             return ToolResult.failure(
                 "not_ready",
@@ -352,24 +395,25 @@ class Operations:
         started = time.monotonic()
         _kernel_tap.prepare_thread()
         blocking = BLOCKING_CALL.set(True)
+        handed_off = False
         try:
             step = next(operation)
             while True:
-                if _kernel_tap.in_main_thread() and not _kernel_tap.installed():
-                    operation.close()
-                    raise RuntimeError(
-                        "a blocking call cannot receive the browser's reply in this kernel (the shell-channel "
-                        f"tap is unavailable); use the async API instead: `await sim.a{name}(...)`"
-                    )
+                if not step.done() and not _moves_without_page(step) and not self._answers_reach(awaiting=False):
+                    # The page's answer cannot reach this thread before its cell ends: send, keep, return.
+                    handed_off = self._finish_after_cell(operation, step, started)
+                    result = self._deferred(name, arguments, awaiting=False)
+                    break
                 step = operation.send(self.bridge.wait_until(step.done, step.deadline))
         except StopIteration as stop:
-            result: ToolResult = stop.value
+            result = stop.value
         except KeyboardInterrupt:
             operation.close()
             self.record(name, arguments, cancelled_result(name), started)
             raise
         finally:
-            operation.close()  # whatever ended the drive: the operation's own cleanup runs now
+            if not handed_off:
+                operation.close()  # whatever ended the drive: the operation's own cleanup runs now
             BLOCKING_CALL.reset(blocking)
         return self.record(name, arguments, result, started)
 
@@ -378,19 +422,127 @@ class Operations:
 
         started = time.monotonic()
         _kernel_tap.prepare_thread()
+        handed_off = False
         try:
             step = next(operation)
             while True:
+                if not step.done() and not _moves_without_page(step) and not self._answers_reach(awaiting=True):
+                    handed_off = self._finish_after_cell(operation, step, started)
+                    result = self._deferred(name, arguments, awaiting=True)
+                    break
                 step = operation.send(await self.bridge.await_until(step.done, step.deadline, step.key))
         except StopIteration as stop:
-            result: ToolResult = stop.value
+            result = stop.value
         except asyncio.CancelledError:
             operation.close()
             self.record(name, arguments, cancelled_result(name), started)
             raise
         finally:
-            operation.close()  # whatever ended the drive: the operation's own cleanup runs now
+            if not handed_off:
+                operation.close()  # whatever ended the drive: the operation's own cleanup runs now
         return self.record(name, arguments, result, started)
+
+    # -- calls whose answer comes after the cell (docs/protocol.md section 3, ``deferred``) ------
+
+    def _answers_reach(self, *, awaiting: bool) -> bool:
+        fallback = self.fallback
+        return answers_reach_caller(
+            self.host, headless_page=fallback is not None and fallback.runs_calls(), awaiting=awaiting
+        )
+
+    def _finish_after_cell(self, operation: Operation, step: Wait, started: float) -> bool:
+        """Hand the rest of ``operation`` to the kernel's main loop, which runs it once the cell ends.
+
+        There it waits as the driver would have, with the call's whole timeout counted from then (the
+        cell may have outlasted it), so the page's late answer still settles the request: the
+        ``state`` trait catches up, and a refusal (``target_error``) gives back the values it replaced.
+        Returns False, and the caller closes the operation, where no loop can take it."""
+        loop = _kernel_tap.main_loop()
+        if loop is None:
+            return False
+        budget = max(0.0, step.deadline - started)
+
+        async def finish() -> None:
+            _kernel_tap.prepare_thread()
+            resumed_by = time.monotonic() + budget
+            current = step
+            try:
+                while True:
+                    deadline = max(current.deadline, resumed_by)
+                    current = operation.send(await self.bridge.await_until(current.done, deadline, current.key))
+            except StopIteration as stop:
+                late: ToolResult = stop.value
+                if not late.ok and late.error is not None:
+                    log.warning("a call that did not wait for its cell ended after it: %s", late)
+            except Exception:
+                log.exception("a call handed over to the kernel's loop failed")
+            finally:
+                operation.close()
+
+        def start() -> None:
+            import asyncio
+
+            task = asyncio.ensure_future(finish())
+            _AFTER_CELL.add(task)  # the loop keeps only a weak reference to a task
+            task.add_done_callback(_AFTER_CELL.discard)
+
+        loop.call_soon_threadsafe(start)
+        return True
+
+    def _deferred(self, name: str, arguments: dict[str, Any], *, awaiting: bool) -> ToolResult:
+        """The result of a call that did not wait for the page: what was sent, what is kept, when the answer comes."""
+        op = _DEFERRED_OPS.get(name, "state")
+        change = _changes_values(op)
+        requested = self._requested(name, arguments)
+        sent = bool(self.bridge.live_views())
+        current = self._session.values
+        committed = all(path in current and current[path] == c["value"] for path, c in requested.items())
+        if not sent:
+            where = "not sent yet: no view has attached (one displayed in this cell attaches after it)"
+        elif committed:
+            where = "sent to the view"
+        else:  # its send waits its turn in the pacer's queue (a burst), which sends it without the page
+            where = "queued behind earlier calls, sent in its turn"
+        kept = " The change is kept: sim.values holds it and the page gets it." if change else ""
+        if change and not committed:
+            kept = " The change is kept: sim.values gets it when it is sent, and the page with it."
+        if op == "action":
+            kept = " The action is not kept; the page runs it when it gets it." if sent else " The action is not kept."
+        how = "an awaited call on this loop" if awaiting else "a blocking call on the thread that runs cells"
+        message = (
+            f"{name} did not wait for the page's answer: {_kernel_tap.describe()} hands it to Python only after "
+            f"the running cell ends, and this is {how} ({where}).{kept} The page's state arrives in sim.state "
+            "after the cell."
+        )
+        hint = (
+            "read sim.state in a later cell"
+            + ("" if awaiting else f", or await the call here (`await sim.{ASYNC_TWINS.get(name, 'a' + name)}(...)`)")
+            + "; the chat panel and calls from other threads wait for the page as usual"
+        )
+        return ToolResult.failure(
+            "deferred",
+            message,
+            hint=hint,
+            applied=False,
+            kept=change,
+            op=op,
+            target=self._session.target.id,
+            changed=requested,
+        )
+
+    def _requested(self, name: str, arguments: dict[str, Any]) -> dict[str, ChangedValue]:
+        """What a set or reset asked for, path -> value (with its unit), as its ``changed`` says."""
+        manifest = self._session.target.manifest
+        if name == "reset":
+            wanted = manifest.defaults()
+        elif name == "set_parameters":
+            try:
+                wanted = manifest.coerce_many(arguments)
+            except ParameterError:
+                return {}
+        else:
+            return {}
+        return {path: _changed(manifest, path, value) for path, value in wanted.items()}
 
     def record(self, name: str, arguments: dict[str, Any], result: ToolResult, started: float) -> ToolResult:
         """Audit one call: its result, what it left in ``values``, the target after it, and its source
@@ -446,6 +598,12 @@ class Operations:
         return {path: copy.deepcopy(v) for path, v in wanted.items() if path in current and current[path] == v}
 
 
+def _moves_without_page(step: Wait) -> bool:
+    """Whether ``step`` ends without a message from the page: a turn in line behind earlier calls
+    (they leave it by themselves, within their deadlines)."""
+    return step.key is not None and step.key.startswith(_TURN)
+
+
 def _changed(manifest: Manifest, path: str, value: Any) -> ChangedValue:
     unit = manifest.parameters[path].unit
     return {"value": value, "unit": unit} if unit else {"value": value}
@@ -454,8 +612,14 @@ def _changed(manifest: Manifest, path: str, value: Any) -> ChangedValue:
 def _kept(op: Op, code: str) -> bool:
     """Whether a change that was not applied stays in the kernel's values and reaches the page later:
     yes (a missing, stopped or slow page), unless the page refused it (``target_error``: the values
-    it replaced came back) or the call was taken back (``cancelled``). A state request changes nothing."""
-    return op != "state" and code not in NOT_KEPT
+    it replaced came back) or the call was taken back (``cancelled``). A state request or an action
+    changes no value."""
+    return _changes_values(op) and code not in NOT_KEPT
+
+
+def _changes_values(op: Op) -> bool:
+    """Whether a request carries values the kernel keeps (``apply``, ``reset``); ``state`` and ``action`` do not."""
+    return op in ("apply", "reset")
 
 
 def cancelled_result(name: str) -> ToolResult:

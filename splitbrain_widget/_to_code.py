@@ -16,6 +16,11 @@
   (``# chat: make it red``, ``# inspector``, ``# agent: ...``, ``# python``).
 - Values are Python literals that evaluate to exactly the value held (floats by ``repr``, arrays as
   lists); paths are always dotted.
+- An action the page ran (``sim.act('run')``, ok) is written where it ran: it ran with the values
+  set before it, so the code runs in segments, one per action, and the rules above hold within
+  each (sets merge only up to the next action; a reset drops only what came before it since the
+  last action, and is always written after an action, whose effect on the page it may undo). An
+  action that failed left nothing (one that timed out may have run late: it is not written).
 
 Running the cell on a fresh widget of the same target (with the same ``targets_dir``) gives the same
 ``values``, as long as the log holds every call since the widget was made. A log that dropped early
@@ -52,7 +57,7 @@ class _Step:
     kind: str
     source: str | None
     values: dict[str, Any] = field(default_factory=dict)  # set: path -> value; reset: the defaults
-    target: str = ""  # select: what to pass to select_target; reset: the target it reset
+    target: str = ""  # select: what to pass to select_target; reset: the target it reset; act: the action
 
 
 def to_code(entries: Sequence[AuditEntry], *, var: str = "sim", dropped: int = 0, nothing: str = NOTHING) -> str:
@@ -62,16 +67,23 @@ def to_code(entries: Sequence[AuditEntry], *, var: str = "sim", dropped: int = 0
         raise ValueError(f"var must be a Python name, such as 'sim'; got {var!r}")
     steps = _steps(entries)
     start = _last(steps, "select")
-    head: list[_Step] = []
+    body: list[_Step] = []
     if start is not None:
-        head, steps = [steps[start]], steps[start + 1 :]
-    reset: _Step | None = None
-    at = _last(steps, "reset")
-    if at is not None:
-        reset, before, steps = steps[at], steps[:at], steps[at + 1 :]
-        if (dropped > 0 and start is None) or _matters(reset, before, steps):
-            head.append(reset)  # with earlier calls unknown, a reset always may matter
-    body = head + _merged([s for s in steps if s.kind == "set"])
+        body, steps = [steps[start]], steps[start + 1 :]
+    segments = _segments(steps)
+    reset: _Step | None = None  # the reset the code starts at, if it does
+    for index, (segment, action) in enumerate(segments):
+        at = _last(segment, "reset")
+        if at is not None:
+            segment_reset, before, segment = segment[at], segment[:at], segment[at + 1 :]
+            unknown = dropped > 0 and start is None and index == 0  # with earlier calls unknown, it may matter
+            if index > 0 or unknown or _matters(segment_reset, before, segment):
+                body.append(segment_reset)
+            if index == 0:
+                reset = segment_reset
+        body += _merged([s for s in segment if s.kind == "set"])
+        if action is not None:
+            body.append(action)
     lines: list[str] = []
     if dropped > 0 and start is None:
         calls = f"{dropped} call" + ("s" if dropped != 1 else "")
@@ -125,6 +137,10 @@ def _steps(entries: Sequence[AuditEntry]) -> list[_Step]:
         elif entry.op == "reset":
             if entry.changed:
                 steps.append(_Step("reset", entry.source, dict(entry.changed), entry.target))
+        elif entry.op == "action":
+            name = entry.arguments.get("name")
+            if entry.ok and isinstance(name, str):
+                steps.append(_Step("act", entry.source, target=name))
         elif entry.changed:
             steps.append(_Step("set", entry.source, dict(entry.changed)))
         target = entry.target or target
@@ -135,6 +151,21 @@ def _switched(entry: AuditEntry, before: str | None) -> bool:
     """Whether a select_target made its target active (with its defaults): the audit records the
     new target's defaults where it did (a cancelled one did too: it loads before its first wait)."""
     return bool(entry.changed)
+
+
+def _segments(steps: list[_Step]) -> list[tuple[list[_Step], _Step | None]]:
+    """The steps cut at each action: (the steps before it since the previous one, the action); the
+    last segment has no action."""
+    segments: list[tuple[list[_Step], _Step | None]] = []
+    current: list[_Step] = []
+    for step in steps:
+        if step.kind == "act":
+            segments.append((current, step))
+            current = []
+        else:
+            current.append(step)
+    segments.append((current, None))
+    return segments
 
 
 def _last(steps: list[_Step], kind: str) -> int | None:
@@ -196,6 +227,8 @@ def _call(var: str, step: _Step) -> str:
         return f"{var}.select_target({_string(step.target)})"
     if step.kind == "reset":
         return f"{var}.reset()"
+    if step.kind == "act":
+        return f"{var}.act({_single(step.target)})"
     items = [f"{_string(path)}: {literal(value)}" for path, value in step.values.items()]
     one_line = f"{var}.set_parameters({{{', '.join(items)}}})"
     if len(one_line) <= LINE:
@@ -223,6 +256,11 @@ def literal(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"cannot write a {type(value).__name__} as a Python literal: {value!r}")
+
+
+def _single(text: str) -> str:
+    """A string literal in single quotes (``sim.act('run')``; an action name is an identifier)."""
+    return repr(str(text))
 
 
 def _string(text: str) -> str:

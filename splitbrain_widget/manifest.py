@@ -8,6 +8,11 @@ The reference format loads unchanged::
 Parameters live in groups under ``data`` (groups may nest). A node is a parameter when it has a
 ``type`` whose value is a string; any other object is a group. Parameters are addressed by dotted
 path (``settings.speed``) or, when unique, by leaf name (``speed``).
+
+A *bound* manifest (:attr:`Manifest.bound`) steers a page that knows nothing of splitbrain: each
+parameter says where its value lives (``"bind": {"global": "sim.speed"}`` or
+``{"selector": "#speed"}``), each observable where to read it (``"read": {"expr": "..."}``), and the
+registry generates the glue (``_bindings.py``, ``js/bindings.js``).
 """
 
 from __future__ import annotations
@@ -16,28 +21,38 @@ import contextlib
 import difflib
 import json
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
     SerializerFunctionWrapHandler,
     StrictBool,
     ValidationError,
+    field_serializer,
     model_serializer,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from .protocol import MAX_ACTION_NAME
 
 ParamType = Literal["number", "integer", "boolean", "string", "array"]
 ItemType = Literal["number", "integer", "boolean", "string"]
 PARAM_TYPES: tuple[str, ...] = ("number", "integer", "boolean", "string", "array")
 MAX_STRING_LENGTH = 10_000
 MAX_ARRAY_LENGTH = 10_000
+# A dotted path of JavaScript identifiers (``sim.params.speed``): what a binding may name in a page.
+JS_PATH_PATTERN = r"^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$"
+ACTION_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+DOM_EVENTS = ("input", "change")
 
 
 class ParameterError(ValueError):
@@ -68,6 +83,190 @@ class ManifestError(ValueError):
         super().__init__("\n".join(prefix + p for p in problems))
 
 
+# -- bindings: where a bound page keeps its values ---------------------------------------------
+
+# Words a generated accessor cannot name (``() => (delete)`` would not compile and would take every
+# other accessor of the page down with it).
+_RESERVED_WORDS = (
+    "arguments await break case catch class const continue debugger default delete do else enum eval export "
+    "extends false finally for function if implements import in instanceof interface let new null package "
+    "private protected public return static super switch this throw true try typeof var void while with yield"
+)
+_JS_RESERVED = frozenset(_RESERVED_WORDS.split())
+_JS_PATH_EXAMPLE = "expected a dotted path of JavaScript identifiers such as 'sim.speed'"
+
+
+def _js_path(value: str) -> str:
+    if not re.fullmatch(JS_PATH_PATTERN, value):
+        raise ValueError(f"{_JS_PATH_EXAMPLE}, got {_show(value)}")
+    reserved = next((part for part in value.split(".") if part in _JS_RESERVED), None)
+    if reserved is not None:
+        raise ValueError(f"'{reserved}' is a JavaScript reserved word; {_JS_PATH_EXAMPLE}, got {_show(value)}")
+    return value
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("expected a non-empty string")
+    return value
+
+
+def _attribute(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_:][-A-Za-z0-9_:.]*", value):
+        raise ValueError(f"expected 'text', 'value' or an attribute name such as 'data-count', got {_show(value)}")
+    return value
+
+
+def _action_name(value: str) -> str:
+    if not re.fullmatch(ACTION_NAME_PATTERN, value):
+        raise ValueError(f"expected letters, digits and '_', not starting with a digit, got {_show(value)}")
+    if len(value) > MAX_ACTION_NAME:  # what an ``action`` request carries (protocol.py)
+        raise ValueError(f"expected at most {MAX_ACTION_NAME} characters, got {len(value)}")
+    return value
+
+
+def _true(value: bool) -> bool:
+    if not value:
+        raise ValueError("expected true; leave 'ready' out to wait for the page's load event")
+    return value
+
+
+def _events(value: Any) -> Any:
+    if isinstance(value, list | tuple) and not value:
+        raise ValueError("expected 'input', 'change' or a list of them, got an empty list")
+    return (value,) if isinstance(value, str) else value
+
+
+JsPath = Annotated[str, Field(strict=True), AfterValidator(_js_path)]
+"""A dotted path of JS identifiers into the page's global scope (``window`` properties and top-level ``let``)."""
+Selector = Annotated[str, Field(strict=True), AfterValidator(_non_blank)]
+Source = Annotated[str, Field(strict=True), AfterValidator(_non_blank)]
+DomEvent = Literal["input", "change"]
+
+
+class _Binding(BaseModel):
+    """One of a few shapes told apart by which key it has (``global``, ``selector``, ...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_by_name=True, serialize_by_alias=True)
+    KINDS: ClassVar[tuple[str, ...]] = ()  # the keys that say which shape this is, exactly one of them
+    SHAPES: ClassVar[str] = ""  # the shapes in words, for error messages
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_kind(cls, raw: Any) -> Any:
+        if isinstance(raw, _Binding):
+            return raw
+        if not isinstance(raw, dict):
+            raise ValueError(f"expected {cls.SHAPES}, got {_kind(raw)} ({_show(raw)})")
+        given = [k for k in cls.KINDS if raw.get(k) is not None or (k == "global" and raw.get("global_") is not None)]
+        if not given:
+            raise ValueError(f"expected {cls.SHAPES}, got {_show(raw)}")
+        if len(given) > 1:
+            raise ValueError(f"give only one of {' or '.join(repr(k) for k in given)}; expected {cls.SHAPES}")
+        return raw
+
+    @model_serializer(mode="wrap")
+    def _serialise(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Only the keys that are set: ``{"global": "sim.speed"}``, as the manifest says it."""
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+    @property
+    def kind(self) -> str:
+        """Which shape this is: the one of its kind keys that is set."""
+        return next(k for k in self.KINDS if getattr(self, "global_" if k == "global" else k) is not None)
+
+    def _only_with(self, field: str, kind: str) -> None:
+        if getattr(self, field) is not None and self.kind != kind:
+            raise ValueError(f'@{field}: applies only to a {{"{kind}": ...}} binding')
+
+
+class ParameterBinding(_Binding):
+    """Where a bound page keeps a parameter: ``{"global": "sim.speed"}`` or ``{"selector": "#speed"}``.
+
+    ``event`` (selector only): the events fired after the value is set, as a person's input fires
+    them (default ``input`` then ``change``). ``after``: a global function called once the value is set.
+    """
+
+    KINDS = ("global", "selector")
+    SHAPES = '{"global": "<dotted path>"} or {"selector": "<CSS selector>"}, optionally with "after"'
+
+    global_: JsPath | None = Field(default=None, alias="global")
+    selector: Selector | None = None
+    event: Annotated[tuple[DomEvent, ...], BeforeValidator(_events)] | None = None
+    after: JsPath | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ParameterBinding:
+        self._only_with("event", "selector")
+        return self
+
+    @field_serializer("event")
+    def _event_list(self, event: tuple[str, ...] | None) -> list[str] | None:
+        return None if event is None else list(event)
+
+
+class ObservableRead(_Binding):
+    """Where a bound page's observable is read: a global, a JS expression, or an element.
+
+    ``{"selector": "#stats", "attr": "text", "number": true}``: ``attr`` is ``text`` (the trimmed
+    text, the default), ``value`` or an attribute name; ``number`` takes the first number in it.
+    """
+
+    KINDS = ("global", "expr", "selector")
+    SHAPES = '{"global": "<dotted path>"}, {"expr": "<JS expression>"} or {"selector": "<CSS selector>"}'
+
+    global_: JsPath | None = Field(default=None, alias="global")
+    expr: Source | None = None
+    selector: Selector | None = None
+    attr: Annotated[str, Field(strict=True), AfterValidator(_attribute)] | None = None
+    number: StrictBool | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ObservableRead:
+        self._only_with("attr", "selector")
+        self._only_with("number", "selector")
+        return self
+
+
+class ActionBinding(_Binding):
+    """What an action does on a bound page: ``{"click": "<CSS selector>"}`` or ``{"call": "<function path>"}``."""
+
+    KINDS = ("click", "call")
+    SHAPES = '{"click": "<CSS selector>"} or {"call": "<dotted path of a function>"}'
+
+    click: Selector | None = None
+    call: JsPath | None = None
+
+
+class ReadyCondition(_Binding):
+    """When a bound page is ready: ``{"load": true}`` (the default), ``{"global": path}`` or ``{"selector": css}``.
+
+    ``global``: the value exists and is not ``undefined``; ``selector``: an element matches.
+    """
+
+    KINDS = ("load", "global", "selector")
+    SHAPES = '{"load": true}, {"global": "<dotted path>"} or {"selector": "<CSS selector>"}'
+
+    load: Annotated[StrictBool, AfterValidator(_true)] | None = None
+    global_: JsPath | None = Field(default=None, alias="global")
+    selector: Selector | None = None
+
+
+class Action(BaseModel):
+    """Something a target can be told to do (``run``, ``reset_view``), by name.
+
+    On a bound page ``bind`` says how (click a button, call a function); any other page handles
+    actions itself with ``SplitBrain.onAction``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(strict=True), AfterValidator(_action_name)]
+    description: str | None = None
+    label: str | None = None
+    bind: ActionBinding | None = None
+
+
 class Parameter(BaseModel):
     """One steerable value of a target, with its type, unit, range and default."""
 
@@ -85,6 +284,7 @@ class Parameter(BaseModel):
     readonly: StrictBool = False
     length: int | None = Field(default=None, ge=1, le=MAX_ARRAY_LENGTH)
     items: ItemType | None = None
+    bind: ParameterBinding | None = None
     path: str = Field(default="", exclude=True)
 
     @model_validator(mode="after")
@@ -105,6 +305,8 @@ class Parameter(BaseModel):
                     _check_scalar(self, self.type, option, "enum entry")
                 except ParameterError as exc:
                     raise ValueError(f"@enum.{i}: {_detail(exc)}") from None
+        if self.bind is not None and self.bind.selector is not None and self.type == "array":
+            raise ValueError("@bind.selector: a form control holds one value; bind an array parameter to a global")
         if self.value is None:
             raise ValueError("@value: the default value is required")
         # The default must satisfy the parameter's own schema.
@@ -179,6 +381,7 @@ class Observable(BaseModel):
     depends_on: tuple[str, ...] = ()
     settles_in: float | None = Field(default=None, gt=0, le=3600, strict=True)
     description: str | None = None
+    read: ObservableRead | None = None
 
     @model_serializer(mode="wrap")
     def _serialise(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -210,13 +413,27 @@ class Manifest(BaseModel):
     description: str | None = None
     data: dict[str, Any]
     observables: dict[str, Observable] = Field(default_factory=dict)
+    actions: dict[str, Action] = Field(default_factory=dict)
     csp: str | None = None
+    ready: ReadyCondition | None = None
+    setup: Annotated[str, Field(strict=True)] | None = None
+    kit: StrictBool = False
     parameters: dict[str, Parameter] = Field(default_factory=dict, exclude=True)
 
     @model_validator(mode="before")
     @classmethod
     def _normalise_observables(cls, raw: Any) -> Any:
-        return _observables_by_name(raw)
+        return _by_name(_observables_by_name(raw), "actions")
+
+    @property
+    def bound(self) -> bool:
+        """Whether the page is steered through bindings (the registry generates its handlers).
+
+        True when any parameter has ``bind``, any observable ``read``, or ``ready`` / ``setup`` is given.
+        """
+        bound_params = (p for p, param in self.parameters.items() if param.bind is not None)
+        read_observables = (name for name, o in self.observables.items() if o.read is not None)
+        return _bound_by(bound_params, read_observables, self.ready, self.setup) is not None
 
     # -- construction -------------------------------------------------------------------------
 
@@ -239,6 +456,7 @@ class Manifest(BaseModel):
             if not data:
                 problems.append(_problem(("data",), "expected at least one parameter group", data))
         raw = _resolve_depends_on(raw, params, problems, complete=isinstance(data, dict) and bool(data))
+        _check_bindings(raw, params, problems)
         try:
             manifest = handler(raw)
         except ValidationError as exc:
@@ -359,26 +577,94 @@ def _suggest(parameters: Mapping[str, Parameter], name: str, n: int = 3) -> list
     return out
 
 
-# -- observables ------------------------------------------------------------------------------
+# -- observables and actions ------------------------------------------------------------------
 
 
 def _observables_by_name(raw: Any) -> Any:
     """``observables`` as ``{name: {"name": name, ...}}``, whether given as a list or an object."""
-    if isinstance(raw, dict) and isinstance(raw.get("observables"), list):
+    return _by_name(raw, "observables")
+
+
+def _by_name(raw: Any, field: str) -> Any:
+    """``raw[field]`` as ``{name: {"name": name, ...}}``, whether given as a list or an object."""
+    if isinstance(raw, dict) and isinstance(raw.get(field), list):
         raw = dict(raw)
-        obs = {}
-        for i, entry in enumerate(raw["observables"]):
+        entries = {}
+        for i, entry in enumerate(raw[field]):
             if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-                raise ValueError(f"observables[{i}] must be an object with a 'name' string")
-            obs[entry["name"]] = entry
-        raw["observables"] = obs
-    if isinstance(raw, dict) and isinstance(raw.get("observables"), dict):
+                raise ValueError(f"{field}[{i}] must be an object with a 'name' string")
+            entries[entry["name"]] = entry
+        raw[field] = entries
+    if isinstance(raw, dict) and isinstance(raw.get(field), dict):
         raw = dict(raw)
-        raw["observables"] = {
-            k: ({"name": k, **v} if isinstance(v, dict) and "name" not in v else v)
-            for k, v in raw["observables"].items()
+        raw[field] = {
+            k: ({"name": k, **v} if isinstance(v, dict) and "name" not in v else v) for k, v in raw[field].items()
         }
     return raw
+
+
+def _bound_by(bound_params: Iterable[str], read_observables: Iterable[str], ready: object, setup: object) -> str | None:
+    """What makes a manifest bound, in words (``data.settings.speed has 'bind'``); None when it is not."""
+    for path in bound_params:
+        return f"data.{path} has 'bind'"
+    for name in read_observables:
+        return f"observables.{name} has 'read'"
+    if ready is not None:
+        return "it has 'ready'"
+    if setup is not None:
+        return "it has 'setup'"
+    return None
+
+
+def _check_bindings(raw: dict[str, Any], params: Mapping[str, Parameter], problems: list[InitErrorDetails]) -> None:
+    """In a bound manifest everything needs a binding; in any other, actions are the page's own business."""
+    try:
+        raw = _by_name(raw, "actions")
+    except ValueError:
+        return  # pydantic reports the malformed list
+    observables = raw.get("observables") if isinstance(raw.get("observables"), dict) else {}
+    actions = raw.get("actions") if isinstance(raw.get("actions"), dict) else {}
+    assert isinstance(observables, dict) and isinstance(actions, dict)
+    bound_params = (path for path, param in params.items() if param.bind is not None)
+    read_observables = (name for name, entry in observables.items() if _has(entry, "read"))
+    reason = _bound_by(bound_params, read_observables, raw.get("ready"), raw.get("setup"))
+    for key, entry in actions.items():
+        if isinstance(entry, dict) and entry.get("name", key) != key:
+            problems.append(_problem(("actions", key, "name"), f"expected {key!r}, the action's key", entry["name"]))
+    if reason is None:
+        for key, entry in actions.items():
+            if _has(entry, "bind"):
+                problems.append(
+                    _problem(
+                        ("actions", key, "bind"),
+                        "only a bound manifest binds actions (one whose parameters have 'bind'); "
+                        "a page that is not bound handles its actions with SplitBrain.onAction",
+                        entry["bind"],
+                    )
+                )
+        return
+    why = f"the manifest is bound ({reason})"
+    missing: list[tuple[tuple[str, ...], str, str]] = [
+        (("data", *path.split(".")), "bind", f"every parameter needs a 'bind': {ParameterBinding.SHAPES}")
+        for path, param in params.items()
+        if param.bind is None
+    ]
+    missing += [
+        (("observables", name), "read", f"every observable needs a 'read': {ObservableRead.SHAPES}")
+        for name, entry in observables.items()
+        if isinstance(entry, dict) and not _has(entry, "read")
+    ]
+    missing += [
+        (("actions", key), "bind", f"every action needs a 'bind': {ActionBinding.SHAPES}")
+        for key, entry in actions.items()
+        if isinstance(entry, dict) and not _has(entry, "bind")
+    ]
+    for where, field, needed in missing:
+        problems.append(_problem((*where, field), f"missing; {why}, so {needed}", None))
+
+
+def _has(entry: Any, key: str) -> bool:
+    return isinstance(entry, dict) and entry.get(key) is not None
 
 
 def _resolve_depends_on(
@@ -642,7 +928,7 @@ def _collect_parameter(
 
 def _describe(err: Any) -> tuple[tuple[str | int, ...], str]:
     """One pydantic error as (field location, what was expected)."""
-    loc: tuple[str | int, ...] = tuple(p for p in err["loc"] if p != "function-after[_consistent()]")
+    loc: tuple[str | int, ...] = tuple(p for p in err["loc"] if not str(p).startswith("function-"))
     msg: str = err["msg"].removeprefix("Value error, ")
     kind = err["type"]
     if kind == _PROBLEM:

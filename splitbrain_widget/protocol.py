@@ -17,14 +17,16 @@ from pydantic_core import ErrorDetails
 from typing_extensions import TypedDict
 
 PROTOCOL_VERSION = 1  # the major version: a view announces it in `attached`, the kernel compares only it
-PROTOCOL_MINOR = 4  # the compatible additions within the major version this translation knows
+PROTOCOL_MINOR = 5  # the compatible additions within the major version this translation knows
 MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB of JSON from a view, whatever it carries
 MAX_CODE_TEXT = 200_000  # characters of the code a ``code`` message carries (the panel's "Copy as code")
 MAX_ERROR_TEXT = 500
 MAX_ID = 200  # characters of a request, view or approval id from a view
+MAX_ACTION_NAME = 200  # characters of an action's name in an ``action`` request
 
 ErrorCode = Literal[
     "no_view",
+    "deferred",
     "protocol_mismatch",
     "not_ready",
     "timeout",
@@ -42,7 +44,8 @@ ErrorCode = Literal[
     "internal_error",
 ]
 ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
-Op = Literal["apply", "reset", "state"]
+ValuesOp = Literal["apply", "reset", "state"]
+Op = Literal["apply", "reset", "state", "action"]
 
 
 class ProtocolError(ValueError):
@@ -59,13 +62,32 @@ class RequestPayload(TypedDict, total=False):
     values: dict[str, Any]
 
 
-class RequestMessage(TypedDict):
+class ValuesRequest(TypedDict):
     """Apply values, reset to the manifest defaults or ask for a fresh state; a view applies each id once."""
 
     kind: Literal["request"]
     id: Annotated[str, Field(min_length=1)]
-    op: Op
+    op: ValuesOp
     payload: RequestPayload
+
+
+class ActionPayload(TypedDict):
+    """The name of one of the manifest's ``actions`` (1.5)."""
+
+    name: Annotated[str, Field(min_length=1, max_length=MAX_ACTION_NAME)]
+
+
+class ActionRequest(TypedDict):
+    """Run the manifest's action ``payload.name`` on the page (press its Run button, say); answered like
+    ``apply`` (1.5)."""
+
+    kind: Literal["request"]
+    id: Annotated[str, Field(min_length=1)]
+    op: Literal["action"]
+    payload: ActionPayload
+
+
+RequestMessage = Annotated[ValuesRequest | ActionRequest, Field(discriminator="op")]
 
 
 class TextEvent(TypedDict):
@@ -186,13 +208,23 @@ class CodeMessage(TypedDict):
     text: Annotated[str, Field(max_length=MAX_CODE_TEXT)]
 
 
-KernelMessage = RequestMessage | ChatEventMessage | ApprovalRequestMessage | ApprovalClosedMessage | CodeMessage
-_kernel_message: TypeAdapter[KernelMessage] = TypeAdapter(Annotated[KernelMessage, Field(discriminator="kind")])
+KernelMessage = (
+    ValuesRequest | ActionRequest | ChatEventMessage | ApprovalRequestMessage | ApprovalClosedMessage | CodeMessage
+)
+_kernel_message: TypeAdapter[KernelMessage] = TypeAdapter(
+    Annotated[
+        RequestMessage | ChatEventMessage | ApprovalRequestMessage | ApprovalClosedMessage | CodeMessage,
+        Field(discriminator="kind"),
+    ]
+)
 _chat_event_message: TypeAdapter[ChatEventMessage] = TypeAdapter(ChatEventMessage)
 
 
-def request(request_id: str, op: Op, payload: Mapping[str, Any]) -> RequestMessage:
-    """Build a kernel -> view request; ``payload["values"]`` is sent for ``apply`` and ``reset``."""
+def request(request_id: str, op: Op, payload: Mapping[str, Any]) -> ValuesRequest | ActionRequest:
+    """Build a kernel -> view request; ``payload["values"]`` is sent for ``apply`` and ``reset``,
+    ``payload["name"]`` for ``action``."""
+    if op == "action":
+        return {"kind": "request", "id": request_id, "op": op, "payload": {"name": str(payload["name"])}}
     body: RequestPayload = {}
     if op != "state" and "values" in payload:
         body["values"] = payload["values"]
@@ -389,6 +421,13 @@ class CopyCodeMessage(BaseModel):
     kind: Literal["copy_code"]
 
 
+class ActMessage(BaseModel):
+    """An action's button in the parameter inspector: run it like any call (validated, audited) (1.5)."""
+
+    kind: Literal["act"]
+    name: str = Field(min_length=1, max_length=MAX_ACTION_NAME)
+
+
 ViewMessage = (
     OkReply
     | ErrorReply
@@ -403,6 +442,7 @@ ViewMessage = (
     | ApprovalMessage
     | SetMessage
     | CopyCodeMessage
+    | ActMessage
 )
 
 
@@ -424,7 +464,8 @@ _view_message: TypeAdapter[ViewMessage] = TypeAdapter(
         | SkipWaitMessage
         | ApprovalMessage
         | SetMessage
-        | CopyCodeMessage,
+        | CopyCodeMessage
+        | ActMessage,
         Field(discriminator="kind"),
     ]
 )
@@ -466,7 +507,7 @@ def _describe(exc: ValidationError, content: Mapping[str, Any], *, tagged: bool 
     first: ErrorDetails = exc.errors(include_url=False)[0]
     kind = content.get("kind")
     parts = [str(part) for part in first["loc"][1 if tagged else 0 :]]
-    if kind in ("reply", "event") and parts:
+    if kind in ("reply", "event", "request") and parts:  # a reply's ok, an event's type, a request's op
         parts = parts[1:]
     if kind == "chat_event" and len(parts) > 1 and parts[0] == "event":
         parts = ["event", *parts[2:]]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from . import _bindings
 from .manifest import Manifest, ManifestError
 
 ENV_VAR = "SPLITBRAIN_TARGETS"
@@ -77,12 +78,45 @@ class Target:
 
     @property
     def html(self) -> str:
-        """The page with its Content-Security-Policy and the target API script injected first."""
-        return inject_target_api(self.page_html, csp=self.manifest.csp)
+        """The page with its Content-Security-Policy and the target API script injected first.
+
+        Right after the target API come the kit (``"kit": true``) and, for a bound manifest, the
+        binding runtime and ``setup``; the bound page's accessor scripts go at its very end.
+        """
+        page = inject_target_api(self.page_html, csp=self.manifest.csp, after_api=self._head_parts())
+        return page + _bindings.tail_html(self.manifest)
 
     def headless_html(self, seed: int = 0, fps: float | None = None) -> str:
-        """:attr:`html` plus the virtual clock (time stands still until advanced, Math.random seeded)."""
-        return inject_clock(self.html, seed, fps)
+        """:attr:`html` plus the virtual clock (time stands still until advanced, Math.random seeded).
+
+        A bound page's clock runs a frame at a time from the load event until the page is ready
+        (js/clock.js ``WARM_UP_MS``): its ready condition may wait for the page's own timers.
+        """
+        return inject_clock(self.html, seed, fps, warm_up=self.manifest.bound)
+
+    def standalone_html(self) -> str:
+        """The page as a file of its own, for anyone copying it: the kit and the bindings inlined.
+
+        No target API, CSP or clock: opened by itself, the page runs as it would unframed (the kit's
+        ``targetApi`` shows its note, the binding runtime waits for a ``SplitBrain`` that never comes).
+        """
+        return _insert_in_head(self.page_html, self._head_parts()) + _bindings.tail_html(self.manifest)
+
+    def _head_parts(self) -> str:
+        kit = ""
+        if self.manifest.kit:
+            # The manifest's parameters beside the kit (js/kit.js manifestParams): the page keeps no copy.
+            spec = {
+                path: p.model_dump(
+                    mode="json", include={"type", "value", "min", "max", "enum", "unit"}, exclude_none=True
+                )
+                for path, p in self.manifest.parameters.items()
+            }
+            kit = (
+                f'<script type="application/json" data-splitbrain-kit-params>{_bindings.json_literal(spec)}</script>'
+                f"<script data-splitbrain-kit>{kit_script()}</script>"
+            )
+        return kit + (_bindings.head_html(self.manifest, bindings_script()) if self.manifest.bound else "")
 
 
 class TargetList(list[TargetInfo]):
@@ -151,20 +185,28 @@ def load_target(id_or_path: str | Path, *dirs: str | Path) -> Target:
     return info.load()
 
 
-def inject_target_api(page_html: str, csp: str | None = None, clock_seed: int | None = None) -> str:
+def inject_target_api(
+    page_html: str, csp: str | None = None, clock_seed: int | None = None, after_api: str = ""
+) -> str:
     """Put the CSP meta tag, a base URL and the target API script at the very start of the page's head.
 
     ``<base href="about:blank">``: a srcdoc page would otherwise inherit the notebook page's URL as
     its ``document.baseURI`` (the server and the notebook's path); a self-contained page resolves
     no relative URL anyway. With ``clock_seed`` (headless pages only) the virtual clock goes around
     the target API (see :func:`inject_clock`); without it the output is what it always was.
+    ``after_api``: more elements right after the target API (the kit, the binding runtime).
     """
     policy = (csp or DEFAULT_CSP).replace('"', "&quot;")
     api = f"<script>{target_api_script()}</script>"
     if clock_seed is not None:
         before, after = _clock_tags(clock_seed)
         api = before + api + after
-    head = f'<meta http-equiv="Content-Security-Policy" content="{policy}"><base href="about:blank">{api}'
+    head = f'<meta http-equiv="Content-Security-Policy" content="{policy}"><base href="about:blank">{api}{after_api}'
+    return _insert_in_head(page_html, head)
+
+
+def _insert_in_head(page_html: str, head: str) -> str:
+    """``head`` at the very start of the page's head (or where the parser will make one)."""
     match = re.search(r"<head\b[^>]*>", page_html, re.IGNORECASE) or re.search(
         r"<html\b[^>]*>", page_html, re.IGNORECASE
     )
@@ -176,12 +218,32 @@ def inject_target_api(page_html: str, csp: str | None = None, clock_seed: int | 
 
 
 @cache
+def _static_script(name: str) -> str:
+    """A built file of ``static/``, safe to inline in a ``<script>`` element."""
+    path = _STATIC / name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TargetError(f"{path}: cannot read the built script ({exc})", "run `node js/build.mjs`") from None
+    return text.replace("</script", "<\\/script")
+
+
 def target_api_script() -> str:
     """The built target API (``static/target_api.js``), safe to inline in a ``<script>`` element."""
-    return (_STATIC / "target_api.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
+    return _static_script("target_api.js")
 
 
-def inject_clock(html: str, seed: int = 0, fps: float | None = None) -> str:
+def kit_script() -> str:
+    """The built target kit (``static/kit.js``: ``window.Kit`` and its CSS), safe to inline."""
+    return _static_script("kit.js")
+
+
+def bindings_script() -> str:
+    """The built binding runtime (``static/bindings.js``), safe to inline."""
+    return _static_script("bindings.js")
+
+
+def inject_clock(html: str, seed: int = 0, fps: float | None = None, *, warm_up: bool = False) -> str:
     """Add the virtual clock to a page that already holds the target API (:attr:`Target.html`).
 
     ``fps``: animation frames per virtual second (60, a display's rate, when None). Fewer frames
@@ -191,7 +253,8 @@ def inject_clock(html: str, seed: int = 0, fps: float | None = None) -> str:
     The clock goes right before the target API, so that its message listener runs first (listeners on
     ``window`` run in the order they were added) and can hold what follows an ``advance``. A line
     after the target API seeds ``Math.random``: the target API draws its per-load id from it, which must
-    differ between loads. A page that already has a clock is returned unchanged.
+    differ between loads. A page that already has a clock is returned unchanged. ``warm_up``: the
+    clock runs by itself from the load event until the page is ready (see js/clock.js).
     """
     if f"<script {CLOCK_ATTR}" in html:
         return html
@@ -199,18 +262,17 @@ def inject_clock(html: str, seed: int = 0, fps: float | None = None) -> str:
     at = html.find(api)
     if at < 0:
         raise ValueError("the page holds no splitbrain target API: pass a target's html (registry.Target.html)")
-    before, after = _clock_tags(seed, fps)
+    before, after = _clock_tags(seed, fps, warm_up=warm_up)
     end = at + len(api)
     return html[:at] + before + api + after + html[end:]
 
 
-@cache
 def clock_script() -> str:
     """The built virtual clock (``static/clock.js``), safe to inline in a ``<script>`` element."""
-    return (_STATIC / "clock.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
+    return _static_script("clock.js")
 
 
-def _clock_tags(seed: int, fps: float | None = None) -> tuple[str, str]:
+def _clock_tags(seed: int, fps: float | None = None, *, warm_up: bool = False) -> tuple[str, str]:
     """The clock's script (its settings in its own element's data: no page global) and the line after the target API."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"the clock seed must be an int, got {type(seed).__name__}")
@@ -219,6 +281,8 @@ def _clock_tags(seed: int, fps: float | None = None) -> tuple[str, str]:
         if isinstance(fps, bool) or not isinstance(fps, int | float) or not 1 <= fps <= 1000:
             raise ValueError(f"fps must be a number from 1 to 1000, got {fps!r}")
         settings += f' data-fps="{float(fps)!r}"'
+    if warm_up:
+        settings += ' data-warm-up="1"'
     before = f"<script {CLOCK_ATTR} {settings}>{clock_script()}</script>"
     after = f"<script {CLOCK_ATTR}-random>__splitbrainClock.seedRandom(Math)</script>"
     return before, after
@@ -305,3 +369,34 @@ def _load_path(path: Path) -> Target:
                 raise TargetError(f"{needed}: missing; a target is <id>.html plus <id>.json")
         return _load_pair(path.stem, page, manifest, False)
     raise TargetError(f"{path}: not a target page, manifest or folder")
+
+
+# -- command line -----------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m splitbrain_widget standalone <target> [-o file] [--dir folder]``.
+
+    Writes the target's page as a file of its own (:meth:`Target.standalone_html`): to stdout, or
+    to ``-o``. Returns the exit status (2 for a target that cannot be loaded).
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m splitbrain_widget")
+    commands = parser.add_subparsers(dest="command", required=True)
+    standalone = commands.add_parser("standalone", help="write a target's page with the kit and bindings inlined")
+    standalone.add_argument("target", help="a target id, or the path of its page, manifest or folder")
+    standalone.add_argument("-o", "--output", help="the file to write (default: stdout)")
+    standalone.add_argument("--dir", action="append", default=[], help="a folder of targets to search first")
+    args = parser.parse_args(argv)
+    try:
+        html = load_target(args.target, *args.dir).standalone_html()
+    except (TargetError, ManifestError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.output:
+        Path(args.output).write_text(html, encoding="utf-8")
+    else:
+        sys.stdout.write(html)
+    return 0

@@ -36,6 +36,7 @@ from .manifest import Manifest, ParameterError
 from .protocol import (
     PROTOCOL_VERSION,
     VIEW_MESSAGE_KINDS,
+    ActMessage,
     ApprovalMessage,
     CancelMessage,
     ChatMessage,
@@ -217,6 +218,15 @@ class TargetWidget(anywidget.AnyWidget):
         """Ask the target for a fresh state (its observables)."""
         return self._ops.run_blocking("fetch_state", {}, self._ops.fetch_state(timeout))
 
+    def act(self, name: str, *, timeout: float | None = None) -> ToolResult:
+        """Run the manifest's action ``name`` on the page (press its Run button, say) and return the
+        state it reports after. A name the manifest's ``actions`` lack is refused (``invalid_value``,
+        listing them) and nothing is sent; a page without an ``onAction`` handler answers
+        ``target_error``. An action is never kept for a page to come: without a view it answers
+        ``no_view``. One sent to a view whose page is still loading waits there for it, so if the
+        call times out first (``timeout``, saying so) the page may still run it when it is ready."""
+        return self._ops.run_blocking("action", {"name": name}, self._ops.act(name, timeout))
+
     def select_target(self, target: str | Path, *, timeout: float | None = None) -> ToolResult:
         """Switch to another target; its parameters start at their defaults."""
         return self._ops.run_blocking("select_target", {"target": str(target)}, self._ops.select(target, timeout))
@@ -283,6 +293,9 @@ class TargetWidget(anywidget.AnyWidget):
 
     async def afetch_state(self, *, timeout: float | None = None) -> ToolResult:
         return await self._ops.run_async("fetch_state", {}, self._ops.fetch_state(timeout))
+
+    async def aact(self, name: str, *, timeout: float | None = None) -> ToolResult:
+        return await self._ops.run_async("action", {"name": name}, self._ops.act(name, timeout))
 
     async def aselect_target(self, target: str | Path, *, timeout: float | None = None) -> ToolResult:
         return await self._ops.run_async("select_target", {"target": str(target)}, self._ops.select(target, timeout))
@@ -487,6 +500,8 @@ class TargetWidget(anywidget.AnyWidget):
             self._controller().on_set(message.values)
         elif isinstance(message, CopyCodeMessage):
             self._controller().on_copy_code()
+        elif isinstance(message, ActMessage):
+            self._controller().on_act(message.name)
 
     def _check_protocol(self, event: EventMessage) -> None:
         payload = event.payload if isinstance(event.payload, dict) else {}
@@ -522,6 +537,11 @@ class TargetWidget(anywidget.AnyWidget):
                     path: p.model_dump(mode="json", exclude_none=True) for path, p in manifest.parameters.items()
                 },
                 "observables": {k: o.model_dump(exclude_none=True) for k, o in manifest.observables.items()},
+                # the panel's buttons: how each action is named and described, never how it is bound
+                "actions": {
+                    name: a.model_dump(include={"label", "description"}, exclude_none=True)
+                    for name, a in manifest.actions.items()
+                },
             },
             "_html": target.html,
             "values": manifest.defaults(),

@@ -3,7 +3,9 @@
 It takes the widget's requests through ``sim.host`` and answers as a page behind ``js/relay.js``
 would: from its own thread, applying the values and reporting a state. Behaviours: ``"ok"``,
 ``"silent"`` (never answers), ``"throw"`` (the page's handler throws: ``target_error``) and
-``"delay"`` (answers after ``delay_s``). No kernel, no comm, no browser.
+``"delay"`` (answers after ``delay_s``). An ``action`` request runs ``on_action(name, values)``, as a
+page's ``SplitBrain.onAction`` handler would (its state is merged into the reply's); without one it
+answers ``target_error``, as the target API does. No kernel, no comm, no browser.
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ class FakeView:
         ready: bool = True,
         protocol: int = PROTOCOL_VERSION,
         state_of: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        on_action: Callable[[str, dict[str, Any]], dict[str, Any] | None] | None = None,
     ) -> None:
         self.sim = sim
         self.view_id = view_id
         self.behaviour = behaviour
         self.delay_s = delay_s
         self.state_of = state_of or (lambda values: {})
+        self.on_action = on_action
         self.values: dict[str, Any] = dict(sim.values)  # the catch-up apply of a fresh page
         self.requests: list[RequestMessage] = []
         self._inbox: queue.Queue[RequestMessage | None] = queue.Queue()
@@ -72,12 +76,26 @@ class FakeView:
             reply: dict[str, Any] = {"kind": "reply", "id": message["id"], "view_id": self.view_id}
             if self.behaviour == "throw" and message["op"] != "state":
                 reply |= {"ok": False, "error": {"code": "target_error", "message": "TypeError: boom in onApply"}}
+            elif message["op"] == "action":
+                reply |= self._act(message["payload"]["name"])
             else:
                 if message["op"] == "reset":
                     self.values = {}
                 self.values.update(message["payload"].get("values", {}))
                 reply |= {"ok": True, "state": self.state()}
             self.sim.receive_view_message(reply)
+
+    def _act(self, name: str) -> dict[str, Any]:
+        if self.on_action is None:
+            return {"ok": False, "error": {"code": "target_error", "message": NO_ACTION_HANDLER}}
+        try:
+            reported = self.on_action(name, dict(self.values))
+        except Exception as exc:  # the page's handler threw
+            return {"ok": False, "error": {"code": "target_error", "message": str(exc)}}
+        return {"ok": True, "state": {**self.state(), **(reported or {})}}
+
+
+NO_ACTION_HANDLER = "the target page registered no SplitBrain.onAction handler"  # js/target_api.js's words
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:

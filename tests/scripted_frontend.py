@@ -85,6 +85,8 @@ class ScriptedFrontend:
         self.sent_reply_ids: list[str] = []
         self.updates: collections.Counter[str] = collections.Counter()  # trait name -> update messages seen
         self.missed_idle: list[str] = []  # cells whose execute_reply came but whose IOPub idle never did
+        # How each cell is rewritten before it runs (tests/kernel_python.awaiting_where_needed, say); None: as given.
+        self.rewrite: Callable[[str], str] | None = None
 
     # -- cells --------------------------------------------------------------------------------
 
@@ -94,6 +96,8 @@ class ScriptedFrontend:
         As nbclient does, the cell ends when both its idle status (IOPub) and its execute_reply
         (shell) have come, so the next request never races the kernel's sending of this reply.
         """
+        if self.rewrite is not None:
+            code = self.rewrite(code)
         msg_id = self.kc.execute(code, store_history=False)
         stdout: list[str] = []
         outputs: list[dict[str, Any]] = []

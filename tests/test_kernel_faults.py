@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .kernel_python import assert_kernel_python, start_frontend
+from .kernel_python import assert_kernel_python, awaiting_where_needed, blocking_calls_wait, start_frontend
 from .scripted_frontend import ScriptedFrontend
 
 pytestmark = pytest.mark.kernel
@@ -32,6 +32,7 @@ def fe() -> Iterator[ScriptedFrontend]:
     frontend = start_frontend()
     try:
         frontend.check(SETUP)
+        frontend.rewrite = awaiting_where_needed  # the faults, on every kernel (see tests/test_kernel_bridge.py)
         yield frontend
     finally:
         frontend.close()
@@ -126,6 +127,7 @@ def _ipykernel_before(release: tuple[int, int]) -> bool:
     return tuple(int(p) for p in expected_kernel()[2].split(".")[:2]) < release
 
 
+@pytest.mark.skipif(not blocking_calls_wait(), reason="no shell-channel thread, so no raw replies on its socket")
 def test_shell_replies_go_through_the_shell_stream(fe: ScriptedFrontend) -> None:
     """ipykernel 7.0-7.3 can strand a request (ipython/ipykernel#1554) while it writes a reply raw on
     the shell socket: the tap routes replies through the shell stream there; 7.4 does so itself. The
@@ -154,7 +156,7 @@ def test_a_thousand_calls_leave_nothing_behind(fe: ScriptedFrontend) -> None:
     fe.check("for i in range(1000): sim.set_parameter('speed', i % 50)", timeout=120)
     released(fe)
     fe.check("gc.collect(); before = tracemalloc.get_traced_memory()[0]")
-    out = fe.check("ok = sum(sim.set_parameter('speed', i % 50).ok for i in range(1000))\nprint(ok)", timeout=120)
+    out = fe.check("ok = sum([sim.set_parameter('speed', i % 50).ok for i in range(1000)])\nprint(ok)", timeout=120)
     assert out.strip() == "1000"
     released(fe)
     out = fe.check(

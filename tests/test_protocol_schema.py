@@ -251,7 +251,7 @@ def test_what_the_chat_controller_sends_matches_the_schema() -> None:
     finally:
         release.set()
         controller._worker.join()
-    controller._set({"settings.speed": 80})
+    controller._control("set", {"settings.speed": 80})
     sim.on_send = lambda m: controller.on_approval(m["id"], True) if m["kind"] == "approval_request" else None
     assert asyncio.run(controller.approve("set_parameters", arguments, ["settings.speed"]))[0] is True
     controller.on_copy_code()

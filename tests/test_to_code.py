@@ -546,7 +546,7 @@ def test_the_code_runs_in_a_fresh_kernel_and_to_cell_fills_the_next_cell() -> No
     sim.set_parameters({"speed": 0.1 + 0.2, "color": "red"})
     with call_source("chat: bigger\nplease"):
         sim.set_parameter("size", 30)
-    sim._controller()._set({"display.show_trail": True})
+    sim._controller()._control("set", {"display.show_trail": True})
     code = sim.audit.to_code()
     assert view is not None
     view.detach()

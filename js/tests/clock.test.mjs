@@ -16,6 +16,7 @@ import {
   MAX_CALLBACKS_PER_ADVANCE,
   TASK_SLICE_MS,
   VirtualClock,
+  WARM_UP_MS,
   advanceRequest,
   installClock,
   seededRandom,
@@ -349,6 +350,8 @@ function makeWindow() {
   const parent = { postMessage: (message, targetOrigin) => posted.push({ message: structuredClone(message), targetOrigin }) };
   /** @type {((event: any) => void)[]} */
   const listeners = [];
+  /** @type {Map<string, (() => void)[]>} listeners of other events ("load") */
+  const others = new Map();
   /** @type {any} */
   const win = {
     name: NONCE,
@@ -360,6 +363,7 @@ function makeWindow() {
     MessageEvent: FakeMessageEvent,
     addEventListener(type, listener) {
       if (type === "message") listeners.push(listener);
+      else others.set(type, [...(others.get(type) ?? []), listener]);
     },
     dispatchEvent(event) {
       for (const listener of listeners) {
@@ -376,7 +380,11 @@ function makeWindow() {
    */
   const deliver = (data, source = parent) => win.dispatchEvent(new FakeMessageEvent("message", { data, origin: "null", source }));
   const advance = (ms, nonce = NONCE) => deliver({ source: PARENT_SOURCE, nonce, type: "advance", payload: { ms } });
-  return { win, parent, posted, deliver, advance };
+  /** @param {string} type */
+  const fire = (type) => {
+    for (const listener of others.get(type) ?? []) listener();
+  };
+  return { win, parent, posted, deliver, advance, fire };
 }
 
 /** @param {() => boolean} predicate */
@@ -389,6 +397,49 @@ async function until(predicate, ms = 20_000) {
 }
 
 describe("installClock on a window", () => {
+  test("with warmUp, until the page is ready time runs a frame per task from its load event, to the callback that made it ready", async () => {
+    const { win, fire } = makeWindow();
+    const clock = installClock(win, { warmUp: true });
+    let isReady = false;
+    win.SplitBrain = { get isReady() { return isReady; } };
+    win.setTimeout(() => { isReady = true; }, 250); // a page that gets ready in a timer of its own
+    assert.equal(clock.now, 0);
+    fire("load");
+    await until(() => isReady);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a warm-up frame would run by now
+    assert.equal(clock.now, 250);
+  });
+
+  test("without warmUp nothing runs before the first advance, ready or not", async () => {
+    const { win, fire } = makeWindow();
+    const clock = installClock(win);
+    let ran = 0;
+    win.setTimeout(() => (ran += 1), 10);
+    win.SplitBrain = { isReady: false };
+    fire("load");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual([clock.now, ran], [0, 0]);
+  });
+
+  test("a page ready by its load event never runs ahead; one that never gets ready stops at WARM_UP_MS", async () => {
+    const ready = makeWindow();
+    const clock = installClock(ready.win, { warmUp: true });
+    let frames = 0;
+    ready.win.requestAnimationFrame(() => (frames += 1));
+    ready.win.SplitBrain = { isReady: false };
+    ready.win.addEventListener("load", () => (ready.win.SplitBrain = { isReady: true }));
+    ready.fire("load");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual([clock.now, frames], [0, 0]);
+
+    const never = makeWindow();
+    const stuck = installClock(never.win, { warmUp: true });
+    never.fire("load");
+    await until(() => stuck.now >= WARM_UP_MS);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(stuck.now < WARM_UP_MS + FRAME_MS, `${stuck.now}`);
+  });
+
   test("replaces the time sources; Math.random is seeded now or when asked", () => {
     const { win } = makeWindow();
     const realRandom = win.Math.random;

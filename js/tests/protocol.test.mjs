@@ -24,7 +24,8 @@ const NONCE = "0123456789abcdef0123456789abcdef";
 describe("constants", () => {
   test("match docs/protocol.md", () => {
     assert.equal(PROTOCOL_VERSION, 1);
-    assert.equal(protocol.PROTOCOL_MINOR, 4);
+    assert.equal(protocol.PROTOCOL_MINOR, 5);
+    assert.equal(protocol.MAX_ACTION_NAME, 200);
     assert.equal(protocol.MAX_CODE_TEXT, 200000);
     assert.equal(PARENT_SOURCE, "splitbrain-parent");
     assert.equal(TARGET_SOURCE, "splitbrain-target");
@@ -35,6 +36,7 @@ describe("constants", () => {
   test("the module exports exactly the documented names", () => {
     assert.deepEqual(Object.keys(protocol).sort(), [
       "ERROR_CODES",
+      "MAX_ACTION_NAME",
       "MAX_BUFFERED",
       "MAX_CODE_TEXT",
       "MAX_ERROR_TEXT",
@@ -42,6 +44,7 @@ describe("constants", () => {
       "PROTOCOL_MINOR",
       "PROTOCOL_VERSION",
       "TARGET_SOURCE",
+      "actMessage",
       "approvalMessage",
       "attachedEvent",
       "cancelMessage",
@@ -224,6 +227,15 @@ describe("isParentMessage", () => {
     assert.equal(isParentMessage({ ...base, type: "state", id: "r3-x" }, NONCE), true);
   });
 
+  test("accepts an action with an id and a name (1.5), and nothing short of that", () => {
+    assert.equal(isParentMessage({ ...base, type: "action", id: "r4-x", payload: { name: "run" } }, NONCE), true);
+    assert.equal(isParentMessage({ ...base, type: "action", payload: { name: "run" } }, NONCE), false);
+    assert.equal(isParentMessage({ ...base, type: "action", id: "r4-x", payload: {} }, NONCE), false);
+    assert.equal(isParentMessage({ ...base, type: "action", id: "r4-x", payload: { name: "" } }, NONCE), false);
+    assert.equal(isParentMessage({ ...base, type: "action", id: "r4-x" }, NONCE), false);
+    assert.equal(isParentMessage({ ...base, type: "action", id: "r4-x", payload: { name: "x".repeat(201) } }, NONCE), false);
+  });
+
   test("rejects a different or empty nonce", () => {
     assert.equal(isParentMessage({ ...base, type: "state", id: "r" }, "nope"), false);
     assert.equal(isParentMessage({ ...base, nonce: "", type: "state", id: "r" }, ""), false);
@@ -250,6 +262,15 @@ describe("isKernelRequest", () => {
     for (const op of ["apply", "reset", "state"]) {
       assert.equal(isKernelRequest({ kind: "request", id: "r1-abc", op, payload: {} }), true);
     }
+  });
+
+  test("accepts an action with a name of at most MAX_ACTION_NAME characters (1.5)", () => {
+    const action = { kind: "request", id: "r4-abc", op: "action", payload: { name: "run" } };
+    assert.equal(isKernelRequest(action), true);
+    assert.equal(isKernelRequest({ ...action, payload: { name: "x".repeat(200) } }), true);
+    assert.equal(isKernelRequest({ ...action, payload: { name: "x".repeat(201) } }), false);
+    assert.equal(isKernelRequest({ ...action, payload: {} }), false);
+    assert.equal(isKernelRequest({ ...action, payload: { name: 3 } }), false);
   });
 
   test("rejects wrong kind, op, id or payload", () => {

@@ -104,6 +104,7 @@ const BUILD = {
   approval: (/** @type {any} */ m) => protocol.approvalMessage(m.id, m.approved),
   set: (/** @type {any} */ m) => protocol.setMessage(m.values),
   copy_code: () => protocol.copyCodeMessage(),
+  act: (/** @type {any} */ m) => protocol.actMessage(m.name),
 };
 
 describe("view -> kernel", () => {

@@ -75,7 +75,7 @@ function makeFrame(options = {}) {
   const api = installTargetApi(frame.win);
   /**
    * Send a valid parent message.
-   * @param {"apply" | "reset" | "state"} type
+   * @param {"apply" | "reset" | "state" | "action"} type
    * @param {Record<string, unknown>} [fields]  id, payload, ...
    * @param {{source?: unknown, origin?: string}} [from]
    */
@@ -566,6 +566,131 @@ describe("reset and state requests", () => {
     frame.send("state", { id: "r1" });
     await settle();
     assert.deepEqual(frame.replies().at(-1)?.payload, { x: 4 });
+  });
+});
+
+describe("action requests (1.5)", () => {
+  test("onAction gets the action's name and a ctx over the values the page was given, and answers with its state", async () => {
+    const frame = makeFrame();
+    /** @type {unknown[]} */
+    const calls = [];
+    frame.api.onApply(() => {});
+    frame.api.onAction((name, ctx) => {
+      calls.push([name, ctx.id, ctx.get("speed"), ctx.get("settings.color")]);
+      return { ran: name };
+    });
+    frame.api.ready();
+    frame.send("apply", { id: "r1", payload: { "settings.speed": 12 } });
+    frame.send("apply", { id: "r2", payload: { "settings.color": "red" } });
+    frame.send("action", { id: "r3", payload: { name: "run" } });
+    await settle();
+    assert.deepEqual(calls, [["run", "r3", 12, "red"]]);
+    assert.deepEqual(frame.replies().at(-1), { source: TARGET_SOURCE, nonce: NONCE, type: "state", id: "r3", payload: { ran: "run" } });
+  });
+
+  test("after a reset ctx.get reads the defaults, not the values before it", async () => {
+    const frame = makeFrame();
+    /** @type {unknown[]} */
+    const seen = [];
+    frame.api.onApply(() => {});
+    frame.api.onAction((_name, ctx) => void seen.push([ctx.get("speed"), ctx.get("color")]));
+    frame.api.ready();
+    frame.send("apply", { id: "r1", payload: { "s.speed": 12, "s.color": "red" } });
+    frame.send("reset", { id: "r2", payload: { "s.speed": 8 } });
+    frame.send("action", { id: "r3", payload: { name: "run" } });
+    await settle();
+    assert.deepEqual(seen, [[8, undefined]]);
+  });
+
+  test("an apply the page refused is not given: ctx.get reads the values before it; isReady says ready() ran", async () => {
+    const frame = makeFrame();
+    /** @type {unknown[]} */
+    const seen = [];
+    frame.api.onApply((values) => {
+      if (values["s.speed"] > 20) throw new Error("too fast");
+    });
+    frame.api.onAction((_name, ctx) => void seen.push(ctx.get("speed")));
+    assert.equal(frame.api.isReady, false);
+    frame.api.ready();
+    assert.equal(frame.api.isReady, true);
+    frame.send("apply", { id: "r1", payload: { "s.speed": 12 } });
+    frame.send("apply", { id: "r2", payload: { "s.speed": 99 } });
+    frame.send("action", { id: "r3", payload: { name: "run" } });
+    await settle();
+    assert.deepEqual(seen, [12]);
+    assert.equal(frame.replies().find((r) => r.id === "r2")?.type, "error");
+  });
+
+  test("an action without an onAction handler is answered with target_error saying so", async () => {
+    const frame = makeFrame();
+    frame.api.onApply(() => {});
+    frame.api.ready();
+    frame.send("action", { id: "r1", payload: { name: "run" } });
+    await settle();
+    assert.deepEqual(frame.replies(), [
+      {
+        source: TARGET_SOURCE,
+        nonce: NONCE,
+        type: "error",
+        id: "r1",
+        error: { code: "target_error", message: "the target page registered no SplitBrain.onAction handler" },
+      },
+    ]);
+  });
+
+  test("a throwing action handler is answered with target_error, and later messages still run", async () => {
+    const frame = makeFrame();
+    frame.api.onAction(() => {
+      throw new RangeError("no fuel");
+    });
+    frame.api.onState(() => ({ fresh: true }));
+    frame.api.ready();
+    frame.send("action", { id: "r1", payload: { name: "launch" } });
+    frame.send("state", { id: "r2" });
+    await settle();
+    assert.deepEqual(
+      frame.replies().map((m) => [m.id, m.type, m.error?.message]),
+      [
+        ["r1", "error", "RangeError: no fuel"],
+        ["r2", "state", undefined],
+      ],
+    );
+  });
+
+  test("an action runs in order with the other requests, after an async apply settles", async () => {
+    const frame = makeFrame();
+    /** @type {string[]} */
+    const order = [];
+    frame.api.onApply(async () => {
+      await sleep(5);
+      order.push("apply");
+    });
+    frame.api.onAction((name) => void order.push(name));
+    frame.api.ready();
+    frame.send("apply", { id: "r1", payload: { x: 1 } });
+    frame.send("action", { id: "r2", payload: { name: "run" } });
+    await sleep(20);
+    assert.deepEqual(order, ["apply", "run"]);
+  });
+
+  test("an action without an id, without a name or with a name that is no string is ignored", async () => {
+    const frame = makeFrame();
+    let calls = 0;
+    frame.api.onAction(() => void calls++);
+    frame.api.ready();
+    frame.send("action", { payload: { name: "run" } });
+    frame.send("action", { id: "r1", payload: {} });
+    frame.send("action", { id: "r2", payload: { name: "" } });
+    frame.send("action", { id: "r3", payload: { name: 7 } });
+    frame.send("action", { id: "r4" });
+    await settle();
+    assert.equal(calls, 0);
+    assert.deepEqual(frame.replies(), []);
+  });
+
+  test("registering a non-function with onAction throws a TypeError", () => {
+    const frame = makeFrame();
+    assert.throws(() => frame.api.onAction(/** @type {any} */ ("run")), /SplitBrain.onAction expects a function, got string/);
   });
 });
 

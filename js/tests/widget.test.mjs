@@ -80,6 +80,33 @@ test("on ready, requests older than the values trait run before the catch-up, ne
   );
 });
 
+test("an action request goes to the page as an action with its name, in order with the applies (1.5)", () => {
+  const { relay, toKernel, toTarget } = setup();
+  relay.fromKernel(req("r1"));
+  relay.fromKernel({ kind: "request", id: "r2", op: "action", payload: { name: "run" } });
+  relay.fromKernel(req("r3"));
+  fromTarget(relay, { type: "ready" });
+  assert.deepEqual(
+    toTarget.map((m) => [m.type, m.id, m.payload]),
+    [
+      ["apply", undefined, {}],
+      ["apply", "r1", { "s.speed": 1 }],
+      ["action", "r2", { name: "run" }],
+      ["apply", "r3", { "s.speed": 3 }],
+    ],
+  );
+  fromTarget(relay, { type: "state", id: "r2", payload: { running: true } });
+  assert.deepEqual(toKernel.at(-1), { kind: "reply", id: "r2", view_id: "v1", ok: true, state: { running: true } });
+});
+
+test("an action request without a name is not one: the relay drops it", () => {
+  const { relay, toTarget } = setup();
+  fromTarget(relay, { type: "ready" });
+  relay.fromKernel({ kind: "request", id: "r1", op: "action", payload: {} });
+  relay.fromKernel({ kind: "request", id: "r2", op: "action", payload: { values: { "s.speed": 1 } } });
+  assert.deepEqual(toTarget.filter((m) => m.id !== undefined), []);
+});
+
 test("a request id is applied at most once", () => {
   const { relay, toTarget } = setup();
   fromTarget(relay, { type: "ready" });

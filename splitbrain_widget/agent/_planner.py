@@ -1,7 +1,8 @@
 """The offline planner: a deterministic, manifest-driven stand-in for a language model.
 
 It maps plain requests onto the same tools a real model calls: set / increase / decrease / toggle /
-show / hide / reset / switch target / "what is X", numbers with units converted to the manifest's
+show / hide / reset / switch target / "what is X" / the manifest's actions ("press run", "run the
+Launch action"), numbers with units converted to the manifest's
 unit, relative changes ("faster", "double the gravity", "a bit less damping") and several changes
 in one sentence, and goals on an observable ("make it land at 50 m", "as far as possible by changing
 the angle", "keeping that drag, make it land 2 km away": one ``seek`` call, read in :mod:`._goals`).
@@ -121,6 +122,17 @@ _CSS_COLOURS = frozenset({
 })  # fmt: skip
 
 
+# "press run", "click reset the simulation", "run the launch action": a button of the page, by its action.
+_POLITE_LEAD = r"^(?:(?:please|can you|could you|kindly|now) )+"  # what may come before a request's verb
+_ACTION_VERB = re.compile(
+    _POLITE_LEAD.replace("+", "*", 1) + r"(?P<verb>press|click|hit|push|tap|trigger|run|do|perform|fire)"
+    r"(?: on)? (?:the )?(?P<what>.+?)(?: (?:button|action))?$"
+)
+_BUTTON_VERBS = {"press", "click", "hit", "push", "tap"}  # these name a button: no action matching is a refusal
+_ACTION_FILLER = {"the", "a", "an", "it", "please", "now", "again", "simulation", "sim", "page", "button", "action",
+                  "for", "me", "once", "this", "that"}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class PlannedCall:
     tool: str
@@ -172,11 +184,17 @@ def plan(text: str, ctx: PlannerContext) -> Plan:
         return Plan(calls=[PlannedCall("get_parameters", {})], asked=["*"])
     if re.search(r"\b(?:list|which|what) (?:targets|simulations)\b", request):
         return Plan(calls=[PlannedCall("list_targets", {})], asked=["targets"])
+    action = _action(request, ctx, verb_led=True)
+    if action is not None:
+        return action
     switch = _target_switch(request, ctx)
     if switch is not None:
         return switch
     if _is_reset(request, ctx):
         return Plan(calls=[PlannedCall("reset", {})])
+    action = _action(request, ctx, verb_led=False)  # "launch the projectile": the action's name is the verb
+    if action is not None:
+        return action
     question = _question(request, ctx)
     if question is not None:
         return question
@@ -252,8 +270,10 @@ def capabilities(ctx: PlannerContext, reason: str) -> str:
     params = ", ".join(_describe_param(p) for p in ctx.manifest.parameters.values() if not p.readonly)
     targets = ", ".join(t for t, _ in ctx.targets) or ctx.manifest.id
     observables = ", ".join(ctx.manifest.observables) or "none declared"
+    actions = ", ".join(ctx.manifest.actions)
+    run = f'run an action ("press <action>": {actions}); ' if actions else ""
     return (
-        f"{LABEL}: {reason} I only understand simple requests. I can set {params}; "
+        f"{LABEL}: {reason} I only understand simple requests. I can set {params}; {run}"
         'make relative changes ("faster", "double the size", "a bit less damping"); show, hide or toggle '
         f'switches; reset; switch target ({targets}); answer "what is <parameter>" (observables: {observables}); '
         'and reach a goal on an observable ("make the <observable> 50 m", "as far as possible by changing the '
@@ -880,6 +900,52 @@ def _how(how: str, subject: str, ctx: PlannerContext) -> Plan:
     return Plan(refusal=capabilities(ctx, reason[:1].upper() + reason[1:]))
 
 
+def _action_words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
+
+
+def _action_matches(what: list[str], name: str, ctx: PlannerContext) -> bool:
+    """Whether the words name the action: its name or its label, then nothing but filler or words of
+    its own label, description or the target's title ("reset the simulation" for ``reset``)."""
+    action = ctx.manifest.actions[name]
+    own = set(_action_words(f"{action.label or ''} {action.description or ''} {ctx.manifest.title or ''}"))
+    own |= set(_action_words(ctx.manifest.id))
+    for form in {tuple(_action_words(name)), tuple(_action_words(action.label or ""))}:
+        if form and tuple(what[: len(form)]) == form and set(what[len(form) :]) <= _ACTION_FILLER | own:
+            return True
+    return False
+
+
+def _action(request: str, ctx: PlannerContext, *, verb_led: bool) -> Plan | None:
+    """One of the manifest's actions, asked for by a verb ("press run", "run the launch action") or,
+    with ``verb_led=False``, by its name as the verb ("launch the projectile"); None when it is none."""
+    actions = ctx.manifest.actions
+    if not actions:
+        return None
+    if verb_led:
+        said = _action_words(re.sub(_POLITE_LEAD, "", request))
+        described = [n for n, a in actions.items() if a.description and said == _action_words(a.description)]
+        if len(described) == 1:  # "start the counter": the action's own description, word for word
+            return Plan(calls=[PlannedCall("run_action", {"name": described[0]})])
+        match = _ACTION_VERB.match(request)
+        if match is None:
+            return None
+        what, verb = _action_words(match.group("what")), match.group("verb")
+    else:
+        what, verb = _action_words(re.sub(_POLITE_LEAD, "", request)), ""
+    found = [name for name in actions if _action_matches(what, name, ctx)]
+    if len(found) == 1:
+        return Plan(calls=[PlannedCall("run_action", {"name": found[0]})])
+    names = ", ".join(actions)
+    if found:
+        return Plan(refusal=capabilities(ctx, f'"{request}" could be the action {" or ".join(found)}; name one.'))
+    if verb in _BUTTON_VERBS:
+        if what and what[0] == "reset" and "reset" not in actions:
+            return Plan(calls=[PlannedCall("reset", {})])  # "press reset": the parameters' reset, as "reset" is
+        return Plan(refusal=capabilities(ctx, f'"{" ".join(what)}" is not one of the actions ({names}).'))
+    return None
+
+
 def _target_switch(request: str, ctx: PlannerContext) -> Plan | None:
     match = re.search(
         r"\b(?:switch|change|go|move|jump)(?: over)? to (?:the )?(.+?)(?: simulation| target| sim)?$|"
@@ -944,6 +1010,9 @@ def summarise(plan_: Plan, results: Sequence[Mapping[str, Any]], ctx: PlannerCon
                 parts.append(f"kept {_join(said)}, but the page did not apply it: {error.get('message', '')}")
         elif call.tool == "reset":
             parts.append("reset every parameter to its default")
+        elif call.tool == "run_action":
+            action = ctx.manifest.actions.get(str(call.args.get("name")))
+            parts.append(f"ran {(action.label if action is not None and action.label else call.args.get('name'))}")
         elif call.tool == "select_target":
             parts.append(f"switched to {result.get('target') or call.args.get('target')}")
         elif call.tool == "list_targets":

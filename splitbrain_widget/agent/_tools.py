@@ -72,7 +72,9 @@ class Tool:
     ``parameters`` builds the JSON schema from the active manifest and the target ids;
     ``needs_approval`` puts the call under the widget's approval policy, per parameter path that
     ``touches`` names (the tool's own policy where it names none); ``label`` renders the arguments
-    for the chat panel's chip; ``run`` is the async implementation.
+    for the chat panel's chip; ``run`` is the async implementation. ``offered`` says whether the
+    active manifest has a use for the tool at all, and ``details`` adds to the description what
+    that manifest says (the actions a ``run_action`` can run).
     """
 
     name: str
@@ -83,6 +85,8 @@ class Tool:
     parameters: Callable[[Manifest, list[str]], dict[str, Any]] = lambda _m, _t: NO_ARGUMENTS
     label: Callable[[dict[str, Any]], str] = lambda _args: ""
     touches: Callable[[Manifest, dict[str, Any]], list[str]] = lambda _m, _args: []
+    offered: Callable[[Manifest], bool] = lambda _m: True
+    details: Callable[[Manifest], str] = lambda _m: ""
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,41 @@ async def _read_stored_result(ctx: ToolContext, args: dict[str, Any]) -> dict[st
         "chunk": chunk,
         "remaining": max(0, len(text) - offset - STORED_CHUNK_CHARS),
     }
+
+
+def _action_line(name: str, manifest: Manifest) -> str:
+    """``run (Run) — Start the simulation``: an action as the model reads it."""
+    action = manifest.actions[name]
+    label = f" ({action.label})" if action.label and action.label != name else ""
+    return f"{name}{label}" + (f" — {action.description}" if action.description else "")
+
+
+def _run_action_schema(manifest: Manifest, _targets: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "name": {
+                "type": "string",
+                "enum": list(manifest.actions),
+                "description": "the action to run: " + "; ".join(_action_line(n, manifest) for n in manifest.actions),
+            }
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+    }
+
+
+async def _run_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
+    name = args.get("name")
+    if not isinstance(name, str):
+        actions = ", ".join(ctx.sim.schema.actions) or "none"
+        return ToolResult.failure(
+            "invalid_value",
+            "run_action needs 'name': the name of one of the target's actions",
+            hint=actions,
+            op="action",
+        )
+    return await ctx.sim.aact(name)
 
 
 def _seek_schema(manifest: Manifest, _targets: list[str]) -> dict[str, Any]:
@@ -331,6 +370,17 @@ TOOLS: tuple[Tool, ...] = (
         touches=_seek_touches,
     ),
     Tool(
+        "run_action",
+        "Run one of the target's actions on the page, as a person would press its button (start, launch, "
+        "clear); the result is the state the page reports after it. Actions change no parameter.",
+        _run_action,
+        needs_approval=True,
+        parameters=_run_action_schema,
+        label=lambda args: str(args.get("name", "")),
+        offered=lambda manifest: bool(manifest.actions),
+        details=lambda manifest: " Actions: " + "; ".join(_action_line(n, manifest) for n in manifest.actions) + ".",
+    ),
+    Tool(
         "read_stored_result",
         f"Read a large page result that was stored aside ({STORED_CHUNK_CHARS} characters from offset).",
         _read_stored_result,
@@ -343,8 +393,13 @@ READ_ONLY_TOOLS = frozenset(tool.name for tool in TOOLS if tool.read_only)
 
 
 def tool_specs(manifest: Manifest, target_ids: list[str]) -> list[ToolSpec]:
-    """Every tool of :data:`TOOLS`, with the active target's exact schemas."""
-    return [ToolSpec(t.name, t.description, t.parameters(manifest, target_ids), t.read_only) for t in TOOLS]
+    """The tools of :data:`TOOLS` the active target has a use for (``run_action`` only where its
+    manifest declares actions), with its exact schemas."""
+    return [
+        ToolSpec(t.name, t.description + t.details(manifest), t.parameters(manifest, target_ids), t.read_only)
+        for t in TOOLS
+        if t.offered(manifest)
+    ]
 
 
 def call_label(name: str, args: dict[str, Any]) -> str:
@@ -368,6 +423,7 @@ def system_prompt(manifest: Manifest, values: dict[str, Any], target_ids: list[s
             bits.append("read-only")
         desc = f" — {p.description}" if p.description else ""
         lines.append(f"- {path} ({', '.join(bits)}) = {json.dumps(values.get(path, p.value))}{desc}")
+    actions = [f"- {_action_line(name, manifest)}" for name in manifest.actions]
     observables = [
         f"- {name}"
         + (f" ({o.unit})" if o.unit else "")
@@ -388,6 +444,7 @@ def system_prompt(manifest: Manifest, values: dict[str, Any], target_ids: list[s
             "Parameters (path (type, unit, range) = current value):",
             *lines,
             *(["Observables reported in the page's state:", *observables] if observables else []),
+            *(["Actions (run one with run_action):", *actions] if actions else []),
             f"Other targets: {', '.join(t for t in target_ids if t != manifest.id) or 'none'}.",
         ]
     )

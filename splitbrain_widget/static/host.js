@@ -5,7 +5,8 @@ var PROTOCOL_VERSION = 1;
 var PARENT_SOURCE = "splitbrain-parent";
 var TARGET_SOURCE = "splitbrain-target";
 var MAX_ERROR_TEXT = 500;
-var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state"]);
+var MAX_ACTION_NAME = 200;
+var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state", "action"]);
 var TARGET_TYPES = /* @__PURE__ */ new Set(["ready", "state", "error"]);
 function isPlainObject(value) {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
@@ -34,8 +35,20 @@ function isTargetMessage(data, nonce) {
   }
   return true;
 }
+function isActionName(name) {
+  if (typeof name !== "string" || name === "") return false;
+  return name.length <= MAX_ACTION_NAME || codePoints(name) <= MAX_ACTION_NAME;
+}
 function isKernelRequest(msg) {
-  return isPlainObject(msg) && msg.kind === "request" && typeof msg.id === "string" && msg.id !== "" && REQUEST_OPS.has(msg.op) && isPlainObject(msg.payload) && (msg.payload.values === void 0 || isPlainObject(msg.payload.values));
+  if (!isPlainObject(msg) || msg.kind !== "request" || typeof msg.id !== "string" || msg.id === "") return false;
+  if (!REQUEST_OPS.has(msg.op) || !isPlainObject(msg.payload)) return false;
+  if (msg.op === "action") return isActionName(msg.payload.name);
+  return msg.payload.values === void 0 || isPlainObject(msg.payload.values);
+}
+function codePoints(text) {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
 }
 function errorText(err) {
   let text;
@@ -196,15 +209,20 @@ var Relay = class {
   /** @param {import("./protocol.js").KernelRequest} request */
   post(request) {
     this.outstanding.add(request.id);
-    const values = request.payload.values ?? {};
-    if (request.op !== "state") this.remember(values);
     const type = request.op;
+    let payload;
+    if (type === "action") {
+      payload = { name: request.payload.name };
+    } else if (type !== "state") {
+      payload = request.payload.values ?? {};
+      this.remember(payload);
+    }
     this.postToTarget({
       source: PARENT_SOURCE,
       nonce: this.nonce,
       type,
       id: request.id,
-      ...type === "state" ? {} : { payload: values }
+      ...payload === void 0 ? {} : { payload }
     });
     trace(request.id, "post");
   }
@@ -244,7 +262,7 @@ var Relay = class {
       this.queue = [];
       this.queuedBeforeValues = 0;
       for (const request of queued.slice(0, split)) this.post(request);
-      const later = new Set(queued.slice(split).flatMap((r) => r.op === "state" ? [] : Object.keys(r.payload.values ?? {})));
+      const later = new Set(queued.slice(split).flatMap((r) => Object.keys(r.payload.values ?? {})));
       const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
       this.remember(catchUp);
       this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: catchUp });

@@ -6,7 +6,8 @@ var PARENT_SOURCE = "splitbrain-parent";
 var TARGET_SOURCE = "splitbrain-target";
 var MAX_ERROR_TEXT = 500;
 var MAX_CODE_TEXT = 2e5;
-var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state"]);
+var MAX_ACTION_NAME = 200;
+var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state", "action"]);
 var TARGET_TYPES = /* @__PURE__ */ new Set(["ready", "state", "error"]);
 function isPlainObject(value) {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
@@ -35,8 +36,15 @@ function isTargetMessage(data, nonce) {
   }
   return true;
 }
+function isActionName(name) {
+  if (typeof name !== "string" || name === "") return false;
+  return name.length <= MAX_ACTION_NAME || codePoints(name) <= MAX_ACTION_NAME;
+}
 function isKernelRequest(msg) {
-  return isPlainObject(msg) && msg.kind === "request" && typeof msg.id === "string" && msg.id !== "" && REQUEST_OPS.has(msg.op) && isPlainObject(msg.payload) && (msg.payload.values === void 0 || isPlainObject(msg.payload.values));
+  if (!isPlainObject(msg) || msg.kind !== "request" || typeof msg.id !== "string" || msg.id === "") return false;
+  if (!REQUEST_OPS.has(msg.op) || !isPlainObject(msg.payload)) return false;
+  if (msg.op === "action") return isActionName(msg.payload.name);
+  return msg.payload.values === void 0 || isPlainObject(msg.payload.values);
 }
 function isString(value) {
   return typeof value === "string";
@@ -96,6 +104,9 @@ function setMessage(values) {
 }
 function copyCodeMessage() {
   return { kind: "copy_code" };
+}
+function actMessage(name) {
+  return { kind: "act", name };
 }
 function errorText(err) {
   let text;
@@ -256,15 +267,20 @@ var Relay = class {
   /** @param {import("./protocol.js").KernelRequest} request */
   post(request) {
     this.outstanding.add(request.id);
-    const values = request.payload.values ?? {};
-    if (request.op !== "state") this.remember(values);
     const type = request.op;
+    let payload;
+    if (type === "action") {
+      payload = { name: request.payload.name };
+    } else if (type !== "state") {
+      payload = request.payload.values ?? {};
+      this.remember(payload);
+    }
     this.postToTarget({
       source: PARENT_SOURCE,
       nonce: this.nonce,
       type,
       id: request.id,
-      ...type === "state" ? {} : { payload: values }
+      ...payload === void 0 ? {} : { payload }
     });
     trace(request.id, "post");
   }
@@ -304,7 +320,7 @@ var Relay = class {
       this.queue = [];
       this.queuedBeforeValues = 0;
       for (const request of queued.slice(0, split)) this.post(request);
-      const later = new Set(queued.slice(split).flatMap((r) => r.op === "state" ? [] : Object.keys(r.payload.values ?? {})));
+      const later = new Set(queued.slice(split).flatMap((r) => Object.keys(r.payload.values ?? {})));
       const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
       this.remember(catchUp);
       this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: catchUp });
@@ -658,6 +674,10 @@ var PANEL_STYLE = `
 .sb-row input[type=number] { width: 6em; }
 .sb-row input, .sb-row select { font: inherit; color: inherit; background: var(--jp-input-background, transparent); }
 .sb-unit { color: var(--jp-ui-font-color2, #666); font-size: .9em; }
+.sb-actions { padding: 4px 8px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); }
+.sb-actions[hidden] { display: none; }
+.sb-actions h3 { font-size: inherit; font-weight: 600; margin: 2px 0; color: inherit; }
+.sb-action-list { display: flex; flex-wrap: wrap; gap: 4px; }
 .sb-observables { padding: 4px 8px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); }
 .sb-observables h3 { font-size: inherit; font-weight: 600; margin: 2px 0; color: inherit; }
 .sb-obs-list { list-style: none; margin: 0; padding: 0; }
@@ -693,9 +713,11 @@ function mountPanel(host, model, signal) {
   );
   const input = h("div", { class: "sb-input" }, [textarea, send, stop]);
   const inspector = h("details", { class: "sb-inspector", open: "" }, [h("summary", { text: "Parameters" })]);
+  const actionsHeading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Actions" });
+  const actions = h("section", { class: "sb-actions", "aria-labelledby": actionsHeading.id }, [actionsHeading]);
   const observablesHeading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Observables" });
   const observables = h("section", { class: "sb-observables", "aria-labelledby": observablesHeading.id }, [observablesHeading]);
-  panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, observables]));
+  panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, actions, observables]));
   host.append(panel);
   let live = null;
   const chips = /* @__PURE__ */ new Map();
@@ -880,6 +902,7 @@ function mountPanel(host, model, signal) {
     { signal }
   );
   const inspectorApi = buildInspector(inspector, model, signal);
+  const actionsApi = buildActions(actions, model, signal);
   const observablesApi = buildObservables(observables, model);
   model.on("msg:custom", onCustom);
   model.on("change:transcript", renderTranscript);
@@ -887,6 +910,7 @@ function mountPanel(host, model, signal) {
   model.on("change:chat_model", onBusy);
   model.on("change:values", inspectorApi.sync);
   model.on("change:manifest", inspectorApi.rebuild);
+  model.on("change:manifest", actionsApi.rebuild);
   model.on("change:manifest", observablesApi.rebuild);
   model.on("change:state", observablesApi.record);
   renderTranscript();
@@ -900,11 +924,34 @@ function mountPanel(host, model, signal) {
     model.off("change:chat_model", onBusy);
     model.off("change:values", inspectorApi.sync);
     model.off("change:manifest", inspectorApi.rebuild);
+    model.off("change:manifest", actionsApi.rebuild);
     model.off("change:manifest", observablesApi.rebuild);
     model.off("change:state", observablesApi.record);
     observablesApi.dispose();
     panel.remove();
   };
+}
+function buildActions(section, model, signal) {
+  let list = null;
+  function rebuild() {
+    list?.remove();
+    list = h("div", { class: "sb-action-list" });
+    const declared = (
+      /** @type {Record<string, Action>} */
+      model.get("manifest")?.actions ?? {}
+    );
+    for (const [name, action] of Object.entries(declared)) {
+      const title = action.description ? `${name} — ${action.description}` : name;
+      const button = h("button", { type: "button", class: "sb-action", text: action.label ?? name, title });
+      button.dataset.action = name;
+      button.addEventListener("click", () => model.send(actMessage(name)), { signal });
+      list.append(button);
+    }
+    section.hidden = Object.keys(declared).length === 0;
+    section.append(list);
+  }
+  rebuild();
+  return { rebuild };
 }
 function buildInspector(container, model, signal) {
   let setters = /* @__PURE__ */ new Map();

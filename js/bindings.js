@@ -1,0 +1,734 @@
+// @ts-check
+/**
+ * bindings.js: the runtime of a bound page, one that knows nothing of splitbrain and is steered
+ * through its manifest's bindings (the manifest schema: splitbrain_widget/manifest.py).
+ *
+ * The registry inlines it (bundled to an IIFE) in the head right after the target API, and
+ * generates, from the manifest, small classic scripts at the very end of the page
+ * (splitbrain_widget/_bindings.py) that call it:
+ *
+ *   __splitbrainBindings.expr("count", () => (particles.length * 2));          one per `read.expr`
+ *   __splitbrainBindings.start(spec, {speed: {get: () => speed, set: (v) => { speed = v; }}});
+ *
+ * The closures are generated source, so no eval runs (the default CSP has none) and they see the
+ * page's top-level `let` / `const`. Only a path's first identifier is a closure; the rest is
+ * walked here as properties, which lets an error say which part is missing.
+ *
+ * `start` registers SplitBrain.onApply / onReset / onState (and onAction when the target API has
+ * it), answers every request with a fresh state ({<param path>: read-back value, <observable>:
+ * value}), reports the state on its own at most every REPORT_MS and only when it changed, and
+ * calls SplitBrain.ready() once the manifest's ready condition holds. A binding that finds
+ * nothing when a value is set or an action runs throws an error naming it, which the target API
+ * sends as `target_error` (and nothing of that call is set); a read that finds nothing gives null
+ * and names itself under ERRORS_KEY in the state:
+ *
+ *   settings.bias: bind.global 'BIAS' is not defined in the page
+ *
+ * Without a target API (a standalone copy of the page) nothing is registered; the runtime object
+ * still reads and applies, for a look from the console: `__splitbrainBindings.read()`.
+ */
+// Kept in the IIFE bundle (esbuild drops a module's implicit strictness): in sloppy mode a write
+// to a frozen object or a read-only property is ignored without an error, and would answer ok.
+"use strict";
+
+/**
+ * The state's key for the reads that found nothing, by parameter or observable: `{"fps": "fps:
+ * read.selector '#stats' matches no element"}`. Such a value is null; the call that read it still
+ * succeeds (what it set is set), and the key is absent when every read worked.
+ */
+export const ERRORS_KEY = "_errors";
+
+/** Least time between two state reports of the runtime's own (ms). */
+export const REPORT_MS = 100;
+/** How often an unmet ready condition is checked again, besides DOM changes and load (ms). */
+export const READY_POLL_MS = 50;
+/** Events a form control gets after its value is set, as a person's input fires them. */
+export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
+
+/**
+ * @typedef {object} ParamSpec
+ * @property {string} path  the parameter's dotted path
+ * @property {string} type  "number", "integer", "boolean", "string" or "array"
+ * @property {{global?: string, selector?: string, event?: string[], after?: string}} bind
+ */
+
+/**
+ * @typedef {object} ObservableSpec
+ * @property {string} name
+ * @property {{global?: string, expr?: string, selector?: string, attr?: string, number?: boolean}} read
+ */
+
+/**
+ * @typedef {object} ActionSpec
+ * @property {string} name
+ * @property {{click?: string, call?: string}} bind
+ */
+
+/**
+ * What the generated script passes to `start` (splitbrain_widget/_bindings.py, binding_spec).
+ * @typedef {object} BindingSpec
+ * @property {ParamSpec[]} params
+ * @property {ObservableSpec[]} observables
+ * @property {ActionSpec[]} actions
+ * @property {{load?: boolean, global?: string, selector?: string}} ready
+ */
+
+/**
+ * A global path's first identifier, as closures generated in the page's scope.
+ * @typedef {{get: () => unknown, set?: (value: unknown) => void}} RootAccessor
+ */
+
+/**
+ * The parts of the target API the runtime uses (js/target_api.js).
+ * @typedef {object} TargetApi
+ * @property {(fn: (values: Record<string, unknown>) => unknown) => void} onApply
+ * @property {(fn: (values: Record<string, unknown>) => unknown) => void} onReset
+ * @property {(fn: () => unknown) => void} onState
+ * @property {((fn: (name: string) => unknown) => void)} [onAction]
+ * @property {(state: Record<string, unknown>) => void} state
+ * @property {() => void} ready
+ */
+
+/**
+ * The parts of `window` the runtime uses (a fake one in tests).
+ * @typedef {object} BindingsWindow
+ * @property {Document} document
+ * @property {TargetApi} [SplitBrain]
+ * @property {(fn: () => void, ms: number) => unknown} setInterval
+ * @property {(id: unknown) => void} clearInterval
+ * @property {(type: string, fn: () => void) => void} addEventListener
+ * @property {typeof MutationObserver} [MutationObserver]
+ * @property {typeof Event} Event
+ */
+
+/** An error whose message names the binding that failed. */
+export class BindingError extends Error {
+  /**
+   * @param {string} where  `settings.speed` (a parameter), `count` (an observable), `actions.run`, `ready`
+   * @param {string} what  `bind.global 'SPEED' is not defined in the page`
+   */
+  constructor(where, what) {
+    // No own `name`: the target API would put "BindingError: " before the message, which already
+    // says all (`settings.bias: bind.global 'BIAS' is not defined in the page`).
+    super(`${where}: ${what}`);
+  }
+}
+
+/**
+ * @param {unknown} err
+ * @returns {string}
+ */
+function messageOf(err) {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * @param {unknown} value
+ * @returns {string}
+ */
+function describe(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `${typeof value} ${JSON.stringify(value) ?? String(value)}`;
+}
+
+/**
+ * The first number in `text` ("12.5 m/s" -> 12.5, "−3" -> -3); null when there is none.
+ * @param {string} text
+ * @returns {number | null}
+ */
+export function firstNumber(text) {
+  const match = /[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?/.exec(text.replace(/\u2212/g, "-"));
+  return match ? Number(match[0]) : null;
+}
+
+/**
+ * A value made plain JSON for a state (NaN and Infinity become null, as JSON has them).
+ * @param {string} where
+ * @param {unknown} value
+ * @returns {unknown}
+ */
+function plain(where, value) {
+  if (value === undefined) return null;
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    throw new BindingError(where, `the value cannot be reported as JSON (${messageOf(err)})`);
+  }
+  if (text === undefined) throw new BindingError(where, `the value cannot be reported as JSON (${describe(value)})`);
+  return JSON.parse(text);
+}
+
+/**
+ * The value setter a person's input goes through: the prototype's, not one a framework (React)
+ * put on the element itself, so that the framework sees the change in the events that follow.
+ * @param {object} element
+ * @param {"value" | "checked"} property
+ * @returns {(value: unknown) => void}
+ */
+function nativeSetter(element, property) {
+  for (let proto = Object.getPrototypeOf(element); proto; proto = Object.getPrototypeOf(proto)) {
+    const descriptor = Object.getOwnPropertyDescriptor(proto, property);
+    if (descriptor?.set) {
+      const set = descriptor.set;
+      return (value) => set.call(element, value);
+    }
+  }
+  return (value) => {
+    /** @type {Record<string, unknown>} */ (element)[property] = value;
+  };
+}
+
+/**
+ * @param {Element} element
+ * @returns {string}  `<input type="range">`, `<div>`
+ */
+function tagOf(element) {
+  const tag = element.tagName.toLowerCase();
+  const type = tag === "input" ? /** @type {HTMLInputElement} */ (element).type : "";
+  return type ? `<${tag} type="${type}">` : `<${tag}>`;
+}
+
+/**
+ * A form control's value converted to a parameter's type ("12" -> 12 for a number).
+ * @param {string} text
+ * @param {string} type
+ * @returns {unknown}
+ */
+function fromControl(text, type) {
+  if (type === "number" || type === "integer") {
+    const number = text.trim() === "" ? NaN : Number(text);
+    return Number.isFinite(number) ? number : null;
+  }
+  if (type === "boolean") return text === "true" || text === "on";
+  return text;
+}
+
+/**
+ * Install the runtime on `win` (as `win.__splitbrainBindings`) and return it. A second install
+ * returns the first.
+ * @param {BindingsWindow} win
+ */
+export function installBindings(win) {
+  const anyWin = /** @type {{__splitbrainBindings?: ReturnType<typeof makeRuntime>}} */ (
+    /** @type {unknown} */ (win)
+  );
+  if (anyWin.__splitbrainBindings) return anyWin.__splitbrainBindings;
+  const runtime = makeRuntime(win);
+  Object.defineProperty(win, "__splitbrainBindings", { value: runtime });
+  return runtime;
+}
+
+/** @param {BindingsWindow} win */
+function makeRuntime(win) {
+  /** @type {Map<string, () => unknown>} the observables' compiled `read.expr` closures */
+  const exprs = new Map();
+  /** @type {BindingSpec | null} */
+  let spec = null;
+  /** @type {Record<string, RootAccessor>} */
+  let roots = {};
+  let started = false;
+  /** JSON of the last state sent (reported or answered): a report only goes out when it differs. */
+  let lastSent = "";
+  /** @type {Set<string>} problems of the own reports, logged once each */
+  const logged = new Set();
+
+  // -- globals --------------------------------------------------------------------------------
+
+  /**
+   * The value at a global path, with where it failed when it did.
+   * @param {string} where  the binding, for the error
+   * @param {string} field  `bind.global`, `read.global`, `bind.after`, ...
+   * @param {string} path
+   * @param {number} [upTo]  walk only this many segments (the parent of a value to set)
+   * @returns {unknown}
+   */
+  function walk(where, field, path, upTo) {
+    const parts = path.split(".");
+    const count = upTo ?? parts.length;
+    const root = roots[parts[0]];
+    if (!root) throw new BindingError(where, `${field} '${path}' has no accessor (the bindings script did not run)`);
+    let value;
+    try {
+      value = root.get();
+    } catch (err) {
+      if (err instanceof ReferenceError) {
+        // A `let` read before its declaration ran throws a ReferenceError too: say both.
+        throw new BindingError(where, `${field} '${parts[0]}' is not defined in the page (${messageOf(err)})`);
+      }
+      throw new BindingError(where, `${field} '${parts[0]}' cannot be read: ${messageOf(err)}`);
+    }
+    for (let i = 1; i < count; i += 1) {
+      if (value === null || value === undefined) {
+        throw new BindingError(where, `${field} '${path}': '${parts.slice(0, i).join(".")}' is ${value}`);
+      }
+      value = /** @type {Record<string, unknown>} */ (value)[parts[i]];
+    }
+    return value;
+  }
+
+  /**
+   * Check that the global at `path` can be written; return what writes `value` (nothing is set yet).
+   * @param {string} where
+   * @param {string} path
+   * @param {unknown} value
+   * @returns {() => void}
+   */
+  function prepareGlobal(where, path, value) {
+    const field = "bind.global";
+    const parts = path.split(".");
+    if (parts.length === 1) {
+      // Read first: assigning an undeclared name would quietly make a new window property.
+      const current = walk(where, field, path);
+      const set = roots[path]?.set;
+      if (!set) throw new BindingError(where, `${field} '${path}' has no setter (the bindings script did not run)`);
+      /** @param {unknown} v */
+      const write = (v) => {
+        try {
+          set(v);
+        } catch (err) {
+          if (err instanceof TypeError) {
+            throw new BindingError(where, `${field} '${path}' is a const and cannot be written (${messageOf(err)})`);
+          }
+          throw new BindingError(where, `${field} '${path}' cannot be written: ${messageOf(err)}`);
+        }
+      };
+      const own = Object.getOwnPropertyDescriptor(win, path);
+      if (own === undefined) {
+        write(current); // a top-level let or const: a const refuses even its own value, before anything else was set
+      } else if ("value" in own ? !own.writable : !own.set) {
+        throw new BindingError(where, `${field} '${path}' is a read-only property of window and cannot be written`);
+      }
+      return () => write(value);
+    }
+    const parent = walk(where, field, path, parts.length - 1);
+    if (parent === null || (typeof parent !== "object" && typeof parent !== "function")) {
+      const at = parts.slice(0, -1).join(".");
+      const what = parent === null || parent === undefined ? String(parent) : `${describe(parent)}, not an object`;
+      throw new BindingError(where, `${field} '${path}': '${at}' is ${what}`);
+    }
+    return () => {
+      let written;
+      try {
+        written = Reflect.set(/** @type {object} */ (parent), parts[parts.length - 1], value);
+      } catch (err) {
+        throw new BindingError(where, `${field} '${path}' cannot be written: ${messageOf(err)}`);
+      }
+      // A frozen object or a read-only property refuses quietly: say so rather than answer ok.
+      if (!written) throw new BindingError(where, `${field} '${path}' is read-only and cannot be written`);
+    };
+  }
+
+  /**
+   * Call the function at a global path with its object as `this`.
+   * @param {string} where
+   * @param {string} field
+   * @param {string} path
+   * @returns {unknown} what it returned
+   */
+  function callGlobal(where, field, path) {
+    const parts = path.split(".");
+    const owner = parts.length > 1 ? walk(where, field, path, parts.length - 1) : undefined;
+    const fn = walk(where, field, path);
+    if (typeof fn !== "function") throw new BindingError(where, `${field} '${path}' is not a function (got ${describe(fn)})`);
+    return fn.call(owner);
+  }
+
+  // -- form controls --------------------------------------------------------------------------
+
+  /**
+   * @param {string} where
+   * @param {string} field
+   * @param {string} selector
+   * @returns {Element[]} at least one element
+   */
+  function select(where, field, selector) {
+    let found;
+    try {
+      found = Array.from(win.document.querySelectorAll(selector));
+    } catch (err) {
+      throw new BindingError(where, `${field} '${selector}' is not a valid CSS selector (${messageOf(err)})`);
+    }
+    if (found.length === 0) throw new BindingError(where, `${field} '${selector}' matches no element`);
+    return found;
+  }
+
+  /**
+   * The control(s) a parameter's selector names, checked against the parameter's type.
+   * @param {ParamSpec} param
+   * @returns {{kind: "radio", radios: HTMLInputElement[]} | {kind: "checkbox" | "field", element: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement}}
+   */
+  function control(param) {
+    const selector = /** @type {string} */ (param.bind.selector);
+    const found = select(param.path, "bind.selector", selector);
+    const isInput = (/** @type {Element} */ el) => el.tagName.toLowerCase() === "input";
+    if (found.every((el) => isInput(el) && /** @type {HTMLInputElement} */ (el).type === "radio")) {
+      return { kind: "radio", radios: /** @type {HTMLInputElement[]} */ (found) };
+    }
+    if (found.length > 1) {
+      throw new BindingError(
+        param.path,
+        `bind.selector '${selector}' matches ${found.length} elements; expected one control (or radio buttons only)`,
+      );
+    }
+    const element = found[0];
+    const tag = element.tagName.toLowerCase();
+    if (tag !== "input" && tag !== "select" && tag !== "textarea") {
+      throw new BindingError(
+        param.path,
+        `bind.selector '${selector}' matches a ${tagOf(element)}; expected an <input>, <select> or <textarea>`,
+      );
+    }
+    const input = /** @type {HTMLInputElement} */ (element);
+    if (tag === "input" && input.type === "checkbox") {
+      if (param.type !== "boolean") {
+        throw new BindingError(
+          param.path,
+          `bind.selector '${selector}' matches a checkbox; expected a boolean parameter, this one is ${param.type}`,
+        );
+      }
+      return { kind: "checkbox", element: input };
+    }
+    return { kind: "field", element: /** @type {HTMLInputElement | HTMLSelectElement} */ (element) };
+  }
+
+  /**
+   * Check that `value` can go into the parameter's control; return what sets it (nothing is set yet).
+   * @param {ParamSpec} param
+   * @param {unknown} value
+   * @returns {() => void}
+   */
+  function prepareControl(param, value) {
+    const events = param.bind.event ?? DEFAULT_EVENTS;
+    resolveControl(param, value); // the check: throws naming the binding, sets nothing
+    return () => {
+      // Looked up again: an earlier step's events may have changed this control, or replaced it.
+      const { element, holds, set } = resolveControl(param, value);
+      if (holds) return;
+      set();
+      for (const type of events) element.dispatchEvent(new win.Event(type, { bubbles: true }));
+    };
+  }
+
+  /**
+   * The element a value goes into, whether it shows the value already (then nothing is set and no
+   * event fires, as a person cannot click a control into the state it has: a page toggling on each
+   * event would flip), and what sets it. A disabled control is refused, as a person could not use it.
+   * @param {ParamSpec} param
+   * @param {unknown} value
+   * @returns {{element: Element, holds: boolean, set: () => void}}
+   */
+  function resolveControl(param, value) {
+    const selector = /** @type {string} */ (param.bind.selector);
+    const target = control(param);
+    /** @type {{element: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, holds: boolean, set: () => void}} */
+    let found;
+    if (target.kind === "radio") {
+      const wanted = String(value);
+      const radio = target.radios.find((r) => r.value === wanted);
+      if (!radio) {
+        const values = target.radios.map((r) => JSON.stringify(r.value)).join(", ");
+        throw new BindingError(param.path, `bind.selector '${selector}' has no radio button of value ${JSON.stringify(wanted)} (values: ${values})`);
+      }
+      found = { element: radio, holds: radio.checked, set: () => nativeSetter(radio, "checked")(true) };
+    } else if (target.kind === "checkbox") {
+      const box = /** @type {HTMLInputElement} */ (target.element);
+      const checked = value === true;
+      found = { element: box, holds: box.checked === checked, set: () => nativeSetter(box, "checked")(checked) };
+    } else {
+      const element = target.element;
+      const text = String(value);
+      if (element.tagName.toLowerCase() === "select") {
+        const options = Array.from(/** @type {HTMLSelectElement} */ (element).options, (o) => o.value);
+        if (!options.includes(text)) {
+          const list = options.map((o) => JSON.stringify(o)).join(", ");
+          throw new BindingError(param.path, `bind.selector '${selector}' has no option of value ${JSON.stringify(text)} (options: ${list})`);
+        }
+      }
+      found = { element, holds: element.value === text, set: () => nativeSetter(element, "value")(text) };
+    }
+    if (!found.holds && found.element.disabled) {
+      throw new BindingError(param.path, `bind.selector '${selector}' is disabled (a person could not change it now)`);
+    }
+    return found;
+  }
+
+  /**
+   * A parameter's value as the page holds it now.
+   * @param {ParamSpec} param
+   * @returns {unknown}
+   */
+  function readParam(param) {
+    if (param.bind.global !== undefined) return plain(param.path, walk(param.path, "bind.global", param.bind.global));
+    const target = control(param);
+    if (target.kind === "radio") {
+      const checked = target.radios.find((r) => r.checked);
+      return checked ? fromControl(checked.value, param.type) : null;
+    }
+    if (target.kind === "checkbox") return /** @type {HTMLInputElement} */ (target.element).checked;
+    return fromControl(target.element.value, param.type);
+  }
+
+  // -- observables ----------------------------------------------------------------------------
+
+  /**
+   * @param {ObservableSpec} observable
+   * @returns {unknown}
+   */
+  function readObservable(observable) {
+    const { name, read } = observable;
+    if (read.global !== undefined) return plain(name, walk(name, "read.global", read.global));
+    if (read.expr !== undefined) {
+      const fn = exprs.get(name);
+      if (!fn) throw new BindingError(name, "read.expr did not compile (its error is in the page's console)");
+      let value;
+      try {
+        value = fn();
+      } catch (err) {
+        throw new BindingError(name, `read.expr threw: ${messageOf(err)}`);
+      }
+      return plain(name, value);
+    }
+    const selector = /** @type {string} */ (read.selector);
+    const element = select(name, "read.selector", selector)[0];
+    const attr = read.attr ?? "text";
+    /** @type {string | null} */
+    let text;
+    if (attr === "text") text = (element.textContent ?? "").trim();
+    else if (attr === "value") text = String(/** @type {HTMLInputElement} */ (element).value ?? "");
+    else text = element.getAttribute(attr);
+    if (text === null) return null;
+    return read.number ? firstNumber(text) : text;
+  }
+
+  /**
+   * The state now: every bound parameter's read-back value, then every observable.
+   * @returns {Record<string, unknown>}
+   */
+  function read() {
+    const current = /** @type {BindingSpec} */ (spec);
+    /** @type {Record<string, unknown>} */
+    const state = {};
+    /** @type {Record<string, string>} */
+    const errors = {};
+    /**
+     * @param {string} key
+     * @param {() => unknown} reader
+     */
+    const take = (key, reader) => {
+      try {
+        state[key] = reader();
+      } catch (err) {
+        if (!(err instanceof BindingError)) throw err;
+        state[key] = null;
+        errors[key] = err.message;
+      }
+    };
+    for (const param of current.params) take(param.path, () => readParam(param));
+    for (const observable of current.observables) take(observable.name, () => readObservable(observable));
+    if (Object.keys(errors).length > 0) state[ERRORS_KEY] = errors;
+    return state;
+  }
+
+  /** A state for a handler to return; the own reporter then has nothing new to say. */
+  function fresh() {
+    const state = read();
+    lastSent = JSON.stringify(state);
+    return state;
+  }
+
+  // -- handlers -------------------------------------------------------------------------------
+
+  /**
+   * Set values (manifest order) the way a person would, then call each distinct `after` once.
+   * Every binding is checked before anything is set, so a bad one leaves the page untouched.
+   * @param {Record<string, unknown>} values  bare values by dotted path
+   */
+  function apply(values) {
+    const current = /** @type {BindingSpec} */ (spec);
+    /** @type {(() => void)[]} */
+    const steps = [];
+    /** @type {Map<string, string>} after path -> the parameter that asked first */
+    const after = new Map();
+    for (const param of current.params) {
+      if (!Object.prototype.hasOwnProperty.call(values, param.path)) continue;
+      const value = values[param.path];
+      const { global: path, after: afterPath } = param.bind;
+      if (path !== undefined) {
+        steps.push(prepareGlobal(param.path, path, Array.isArray(value) ? [...value] : value));
+      } else {
+        steps.push(prepareControl(param, value));
+      }
+      if (afterPath !== undefined && !after.has(afterPath)) {
+        const fn = walk(param.path, "bind.after", afterPath);
+        if (typeof fn !== "function") {
+          throw new BindingError(param.path, `bind.after '${afterPath}' is not a function (got ${describe(fn)})`);
+        }
+        after.set(afterPath, param.path);
+      }
+    }
+    for (const step of steps) step();
+    for (const [path, where] of after) callGlobal(where, "bind.after", path);
+  }
+
+  /**
+   * @param {string} name
+   * @returns {Record<string, unknown>}
+   */
+  function act(name) {
+    const current = /** @type {BindingSpec} */ (spec);
+    const action = current.actions.find((a) => a.name === name);
+    const where = `actions.${name}`;
+    if (!action) {
+      const known = current.actions.map((a) => a.name).join(", ") || "none";
+      throw new BindingError(where, `no such action in the manifest (actions: ${known})`);
+    }
+    if (action.bind.click !== undefined) {
+      const element = /** @type {HTMLElement} */ (select(where, "bind.click", action.bind.click)[0]);
+      if (/** @type {HTMLButtonElement} */ (element).disabled) {
+        throw new BindingError(where, `bind.click '${action.bind.click}' is disabled`);
+      }
+      if (typeof element.click !== "function") {
+        throw new BindingError(where, `bind.click '${action.bind.click}' matches a ${tagOf(element)}, which cannot be clicked`);
+      }
+      element.click();
+    } else {
+      const result = callGlobal(where, "bind.call", /** @type {string} */ (action.bind.call));
+      // Not awaited: the target API runs requests one after another, and a function that runs a
+      // long animation would hold every later call; its failure shows in the page's console.
+      if (result !== null && typeof result === "object" && typeof (/** @type {any} */ (result).then) === "function") {
+        /** @type {Promise<unknown>} */ (result).then(undefined, (err) => console.error(`${where}: ${messageOf(err)}`));
+      }
+    }
+    return fresh();
+  }
+
+  // -- readiness and reports ------------------------------------------------------------------
+
+  /** @returns {boolean} */
+  function readyNow() {
+    const condition = /** @type {BindingSpec} */ (spec).ready;
+    if (condition.global !== undefined) {
+      try {
+        return walk("ready", "global", condition.global) !== undefined;
+      } catch {
+        return false;
+      }
+    }
+    if (condition.selector !== undefined) {
+      try {
+        return win.document.querySelector(condition.selector) !== null;
+      } catch {
+        return false;
+      }
+    }
+    return win.document.readyState === "complete";
+  }
+
+  /**
+   * Call `then` once the ready condition holds: checked now, on DOMContentLoaded and load, on DOM
+   * changes (a selector condition) and every READY_POLL_MS. On a headless page that poll runs on
+   * the virtual clock, which stands still until an advance, and an advance waits for ready: there
+   * a condition that only the page's own timers or animation frames can make true never holds.
+   * @param {() => void} then
+   */
+  function whenReady(then) {
+    /** @type {MutationObserver | null} */
+    let observer = null;
+    /** @type {unknown} */
+    let poll = null;
+    let done = false;
+    const check = () => {
+      if (done || !readyNow()) return;
+      done = true;
+      observer?.disconnect();
+      if (poll !== null) win.clearInterval(poll);
+      then();
+    };
+    check();
+    if (done) return;
+    win.addEventListener("load", check);
+    win.document.addEventListener("DOMContentLoaded", check);
+    if (/** @type {BindingSpec} */ (spec).ready.selector !== undefined && win.MutationObserver) {
+      observer = new win.MutationObserver(check);
+      observer.observe(win.document, { childList: true, subtree: true, attributes: true });
+    }
+    poll = win.setInterval(check, READY_POLL_MS);
+  }
+
+  /** Report the state when it changed since the last one sent; a problem is logged once, not thrown. */
+  function report() {
+    const api = win.SplitBrain;
+    if (!api) return;
+    let state;
+    try {
+      state = read();
+    } catch (err) {
+      const text = messageOf(err);
+      if (!logged.has(text)) {
+        logged.add(text);
+        console.warn(`SplitBrain bindings: ${text}`);
+      }
+      return;
+    }
+    const json = JSON.stringify(state);
+    if (json === lastSent) return;
+    lastSent = json;
+    api.state(state);
+  }
+
+  return Object.freeze({
+    /**
+     * Register an observable's compiled `read.expr` (the generated scripts, one per expression).
+     * @param {string} name
+     * @param {() => unknown} fn
+     */
+    expr(name, fn) {
+      exprs.set(name, fn);
+    },
+
+    /**
+     * Take the manifest's bindings and the roots' accessors, register the handlers and wait for
+     * the ready condition. Runs once; a second call is ignored.
+     * @param {BindingSpec} bindingSpec
+     * @param {Record<string, RootAccessor>} rootAccessors
+     */
+    start(bindingSpec, rootAccessors) {
+      if (started) return;
+      started = true;
+      spec = bindingSpec;
+      roots = rootAccessors;
+      const api = win.SplitBrain;
+      if (!api) return; // a standalone copy: nothing to talk to
+      api.onApply((values) => {
+        apply(values);
+        return fresh();
+      });
+      api.onReset((defaults) => {
+        apply(defaults);
+        return fresh();
+      });
+      api.onState(() => fresh());
+      if (typeof api.onAction === "function") api.onAction((name) => act(name));
+      whenReady(() => {
+        api.ready();
+        report();
+        win.setInterval(report, REPORT_MS);
+      });
+    },
+
+    /** The state now (a read that finds nothing is null, named under ERRORS_KEY). */
+    read,
+
+    /**
+     * Set values as an apply would (for a look from the console of a standalone copy).
+     * @param {Record<string, unknown>} values
+     */
+    apply,
+  });
+}
+
+if (typeof window !== "undefined") installBindings(/** @type {BindingsWindow} */ (/** @type {unknown} */ (window)));

@@ -1,0 +1,794 @@
+// Specification of js/bindings.js, the runtime of a bound page.
+//
+// Each test installs the runtime into a fake window: a document whose querySelectorAll answers
+// from a table of fake controls (their `value` / `checked` setters on the prototype, as in a
+// browser, and every dispatched event recorded), a fake target API recording what the runtime
+// registers and reports, and timers the test runs by hand. The roots' accessors are closures over
+// local `let` bindings, as the generated script's are over the page's top-level ones.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import vm from "node:vm";
+
+import { BindingError, DEFAULT_EVENTS, ERRORS_KEY, READY_POLL_MS, REPORT_MS, firstNumber, installBindings } from "../bindings.js";
+
+/**
+ * @param {() => boolean} predicate
+ * @param {number} [ms]
+ */
+async function until(predicate, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error("timed out waiting for a condition");
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+class FakeEvent {
+  /**
+   * @param {string} type
+   * @param {{bubbles?: boolean}} [init]
+   */
+  constructor(type, init = {}) {
+    this.type = type;
+    this.bubbles = Boolean(init.bubbles);
+  }
+}
+
+/** A form control; `value` and `checked` live on the prototype, as a browser's do. */
+class FakeControl {
+  /**
+   * @param {string} tagName
+   * @param {{type?: string, value?: string, checked?: boolean, options?: string[], disabled?: boolean, text?: string, attrs?: Record<string, string>}} [init]
+   */
+  constructor(tagName, init = {}) {
+    this.tagName = tagName.toUpperCase();
+    this.type = init.type ?? "";
+    this._value = init.value ?? "";
+    this._checked = init.checked ?? false;
+    this.options = (init.options ?? []).map((value) => ({ value }));
+    this.disabled = init.disabled ?? false;
+    this.textContent = init.text ?? "";
+    this.attrs = init.attrs ?? {};
+    /** @type {{type: string, bubbles: boolean, value: string, checked: boolean}[]} */
+    this.events = [];
+    this.clicks = 0;
+    /** @type {string[]} how the value was set: "native" through the prototype setter */
+    this.sets = [];
+  }
+  get value() {
+    return this._value;
+  }
+  set value(v) {
+    this.sets.push("native");
+    this._value = String(v);
+  }
+  get checked() {
+    return this._checked;
+  }
+  set checked(v) {
+    this.sets.push("native");
+    this._checked = Boolean(v);
+  }
+  /** @param {FakeEvent} event */
+  dispatchEvent(event) {
+    this.events.push({ type: event.type, bubbles: event.bubbles, value: this._value, checked: this._checked });
+    return true;
+  }
+  /** @param {string} name */
+  getAttribute(name) {
+    return name in this.attrs ? this.attrs[name] : null;
+  }
+  click() {
+    this.clicks += 1;
+    this.onclick?.();
+  }
+  /** @type {(() => void) | undefined} */
+  onclick = undefined;
+}
+
+/**
+ * A fake window with the runtime installed.
+ * @param {{elements?: Record<string, any[]>, api?: boolean, onAction?: boolean, readyState?: string}} [options]
+ */
+function makePage({ elements = {}, api = true, onAction = true, readyState = "loading" } = {}) {
+  /** @type {Record<string, Function[]>} */
+  const listeners = {};
+  /** @type {{fn: () => void, ms: number, cleared: boolean}[]} */
+  const intervals = [];
+  const registered = /** @type {Record<string, Function>} */ ({});
+  const reports = /** @type {any[]} */ ([]);
+  let readyCalls = 0;
+  const document = {
+    readyState,
+    /** @param {string} selector */
+    querySelectorAll(selector) {
+      if (selector === "!!") throw new SyntaxError("'!!' is not a valid selector");
+      return elements[selector] ?? [];
+    },
+    /** @param {string} selector */
+    querySelector(selector) {
+      return (elements[selector] ?? [])[0] ?? null;
+    },
+    /** @param {string} type @param {Function} fn */
+    addEventListener(type, fn) {
+      (listeners[`document:${type}`] ??= []).push(fn);
+    },
+  };
+  /** @type {any} */
+  const SplitBrain = {
+    onApply: (/** @type {Function} */ fn) => (registered.apply = fn),
+    onReset: (/** @type {Function} */ fn) => (registered.reset = fn),
+    onState: (/** @type {Function} */ fn) => (registered.state = fn),
+    state: (/** @type {any} */ s) => reports.push(structuredClone(s)),
+    ready: () => (readyCalls += 1),
+  };
+  if (onAction) SplitBrain.onAction = (/** @type {Function} */ fn) => (registered.action = fn);
+  /** @type {any} */
+  const win = {
+    document,
+    Event: FakeEvent,
+    setInterval(/** @type {() => void} */ fn, /** @type {number} */ ms) {
+      intervals.push({ fn, ms, cleared: false });
+      return intervals.length - 1;
+    },
+    clearInterval(/** @type {number} */ id) {
+      if (intervals[id]) intervals[id].cleared = true;
+    },
+    addEventListener(/** @type {string} */ type, /** @type {Function} */ fn) {
+      (listeners[`window:${type}`] ??= []).push(fn);
+    },
+  };
+  if (api) win.SplitBrain = SplitBrain;
+  const runtime = installBindings(win);
+  return {
+    win,
+    runtime,
+    registered,
+    reports,
+    intervals,
+    get readyCalls() {
+      return readyCalls;
+    },
+    /** Run every live interval of `ms` once (the runtime's poll or reporter). */
+    tick(/** @type {number} */ ms) {
+      for (const timer of intervals) if (timer.ms === ms && !timer.cleared) timer.fn();
+    },
+    /** The page finished loading. */
+    load() {
+      document.readyState = "complete";
+      for (const fn of listeners["window:load"] ?? []) fn();
+    },
+  };
+}
+
+/**
+ * A spec with defaults for what a test does not name.
+ * @param {Partial<import("../bindings.js").BindingSpec>} parts
+ * @returns {import("../bindings.js").BindingSpec}
+ */
+function spec(parts) {
+  return { params: [], observables: [], actions: [], ready: { load: true }, ...parts };
+}
+
+/** @param {() => unknown} fn @param {RegExp | string} message */
+function throwsNaming(fn, message) {
+  assert.throws(fn, (err) => {
+    assert.ok(err instanceof BindingError, `expected a BindingError, got ${err}`);
+    if (typeof message === "string") assert.equal(/** @type {Error} */ (err).message, message);
+    else assert.match(/** @type {Error} */ (err).message, message);
+    return true;
+  });
+}
+
+describe("globals: top-level let / const / var through the generated roots", () => {
+  test("a one-identifier path is written through its setter and read back", () => {
+    let speed = 2;
+    const page = makePage();
+    page.runtime.start(spec({ params: [{ path: "motion.speed", type: "number", bind: { global: "speed" } }] }), {
+      speed: { get: () => speed, set: (v) => (speed = /** @type {number} */ (v)) },
+    });
+    assert.deepEqual(page.registered.apply({ "motion.speed": 7.5 }), { "motion.speed": 7.5 });
+    assert.equal(speed, 7.5);
+  });
+
+  test("a dotted path is walked from its root and set as a property", () => {
+    const config = { gain: 1 };
+    const page = makePage();
+    page.runtime.start(spec({ params: [{ path: "gain", type: "integer", bind: { global: "config.gain" } }] }), {
+      config: { get: () => config },
+    });
+    assert.deepEqual(page.registered.apply({ gain: 4 }), { gain: 4 });
+    assert.equal(config.gain, 4);
+  });
+
+  test("values are set in manifest order, and each distinct `after` runs once after all of them", () => {
+    const order = /** @type {string[]} */ ([]);
+    const sim = {
+      set a(/** @type {number} */ v) {
+        order.push(`a=${v}`);
+      },
+      set b(/** @type {number} */ v) {
+        order.push(`b=${v}`);
+      },
+      a_: 0,
+    };
+    const redraw = () => order.push("redraw");
+    const page = makePage();
+    page.runtime.start(
+      spec({
+        params: [
+          { path: "p.a", type: "number", bind: { global: "sim.a", after: "redraw" } },
+          { path: "p.b", type: "number", bind: { global: "sim.b", after: "redraw" } },
+        ],
+      }),
+      { sim: { get: () => sim }, redraw: { get: () => redraw } },
+    );
+    page.runtime.apply({ "p.b": 2, "p.a": 1 });
+    assert.deepEqual(order, ["a=1", "b=2", "redraw"]);
+  });
+
+  test("an undeclared name answers an error naming the binding, and is not created", () => {
+    const page = makePage();
+    page.runtime.start(spec({ params: [{ path: "settings.bias", type: "number", bind: { global: "BIAS" } }] }), {
+      BIAS: {
+        get: () => {
+          throw new ReferenceError("BIAS is not defined");
+        },
+        set: () => assert.fail("an undeclared name must not be assigned"),
+      },
+    });
+    throwsNaming(
+      () => page.registered.apply({ "settings.bias": 1 }),
+      "settings.bias: bind.global 'BIAS' is not defined in the page (BIAS is not defined)",
+    );
+  });
+
+  test("a const is refused before any other value is set", () => {
+    let speed = 1;
+    const page = makePage();
+    page.runtime.start(
+      spec({
+        params: [
+          { path: "speed", type: "number", bind: { global: "speed" } },
+          { path: "gravity", type: "number", bind: { global: "GRAVITY" } },
+        ],
+      }),
+      {
+        speed: { get: () => speed, set: (v) => (speed = /** @type {number} */ (v)) },
+        GRAVITY: {
+          get: () => 9.81,
+          set: () => {
+            throw new TypeError("Assignment to constant variable.");
+          },
+        },
+      },
+    );
+    throwsNaming(() => page.registered.apply({ speed: 5, gravity: 1 }), /^gravity: bind.global 'GRAVITY' is a const/);
+    assert.equal(speed, 1, "a refused apply leaves the page untouched");
+  });
+
+  test("a missing object on the way names the part that is missing", () => {
+    const page = makePage();
+    page.runtime.start(spec({ params: [{ path: "x", type: "number", bind: { global: "sim.params.x" } }] }), {
+      sim: { get: () => ({}) },
+    });
+    throwsNaming(() => page.registered.apply({ x: 1 }), "x: bind.global 'sim.params.x': 'sim.params' is undefined");
+  });
+
+  test("an `after` that is no function is refused before anything is set", () => {
+    let speed = 1;
+    const page = makePage();
+    page.runtime.start(spec({ params: [{ path: "speed", type: "number", bind: { global: "speed", after: "draw" } }] }), {
+      speed: { get: () => speed, set: (v) => (speed = /** @type {number} */ (v)) },
+      draw: { get: () => 3 },
+    });
+    throwsNaming(() => page.runtime.apply({ speed: 2 }), "speed: bind.after 'draw' is not a function (got number 3)");
+    assert.equal(speed, 1);
+  });
+});
+
+describe("form controls are set like a person's input", () => {
+  test("a range gets its value through the native setter, then bubbling input and change", () => {
+    const range = new FakeControl("input", { type: "range", value: "8" });
+    const page = makePage({ elements: { "#speed": [range] } });
+    page.runtime.start(spec({ params: [{ path: "speed", type: "number", bind: { selector: "#speed" } }] }), {});
+    assert.deepEqual(page.registered.apply({ speed: 12.5 }), { speed: 12.5 });
+    assert.deepEqual(range.sets, ["native"]);
+    assert.deepEqual(
+      range.events.map((e) => [e.type, e.bubbles, e.value]),
+      [
+        ["input", true, "12.5"],
+        ["change", true, "12.5"],
+      ],
+    );
+    assert.deepEqual(DEFAULT_EVENTS, ["input", "change"]);
+  });
+
+  test("the native setter is used even when the element has its own value property (React)", () => {
+    const range = new FakeControl("input", { type: "number", value: "1" });
+    Object.defineProperty(range, "value", {
+      get: () => "tracked",
+      set: () => assert.fail("the element's own setter hides the change from a framework"),
+    });
+    const page = makePage({ elements: { "#n": [range] } });
+    page.runtime.start(spec({ params: [{ path: "n", type: "integer", bind: { selector: "#n", event: ["change"] } }] }), {});
+    page.runtime.apply({ n: 3 });
+    assert.equal(range._value, "3");
+    assert.deepEqual(
+      range.events.map((e) => e.type),
+      ["change"],
+    );
+  });
+
+  test("a number control reads back as a number, a text control as a string", () => {
+    const count = new FakeControl("input", { type: "number", value: "10" });
+    const name = new FakeControl("input", { type: "text", value: "ball" });
+    const page = makePage({ elements: { "#count": [count], "#name": [name] } });
+    page.runtime.start(
+      spec({
+        params: [
+          { path: "count", type: "integer", bind: { selector: "#count" } },
+          { path: "name", type: "string", bind: { selector: "#name" } },
+        ],
+      }),
+      {},
+    );
+    assert.deepEqual(page.registered.state(), { count: 10, name: "ball" });
+  });
+
+  test("a checkbox is checked for true and reads back its checked state", () => {
+    const box = new FakeControl("input", { type: "checkbox" });
+    const page = makePage({ elements: { "#trail": [box] } });
+    page.runtime.start(spec({ params: [{ path: "trail", type: "boolean", bind: { selector: "#trail" } }] }), {});
+    assert.deepEqual(page.registered.apply({ trail: true }), { trail: true });
+    assert.equal(box.checked, true);
+    assert.deepEqual(
+      box.events.map((e) => [e.type, e.checked]),
+      [
+        ["input", true],
+        ["change", true],
+      ],
+    );
+  });
+
+  test("a control that already shows the value is left alone: no setter, no event", () => {
+    // A page whose checkbox handler toggles its own flag on each event would flip on the catch-up
+    // apply that sends every current value after ready (examples/third_party/lorossi_boids).
+    const box = new FakeControl("input", { type: "checkbox" });
+    const range = new FakeControl("input", { type: "range", value: "8" });
+    const page = makePage({ elements: { "#trail": [box], "#speed": [range] } });
+    page.runtime.start(
+      spec({
+        params: [
+          { path: "trail", type: "boolean", bind: { selector: "#trail" } },
+          { path: "speed", type: "number", bind: { selector: "#speed" } },
+        ],
+      }),
+      {},
+    );
+    assert.deepEqual(page.registered.apply({ trail: false, speed: 8 }), { trail: false, speed: 8 });
+    assert.deepEqual([box.events, range.events, range.sets], [[], [], []]);
+    page.registered.apply({ trail: true, speed: 8 });
+    assert.deepEqual(box.events.map((e) => e.type), ["input", "change"]);
+    assert.deepEqual(range.events, []);
+  });
+
+  test("a control is looked at again when its turn comes: an earlier step's events may have changed it", () => {
+    // A preset select whose change handler moves the speed slider to 10: the 5 asked for must still land.
+    const speed = new FakeControl("input", { type: "range", value: "8" });
+    const preset = new FakeControl("select", { value: "slow", options: ["slow", "fast"] });
+    preset.dispatchEvent = (event) => {
+      if (event.type === "change") speed._value = "10";
+      return true;
+    };
+    const page = makePage({ elements: { "#preset": [preset], "#speed": [speed] } });
+    page.runtime.start(
+      spec({
+        params: [
+          { path: "s.preset", type: "string", bind: { selector: "#preset" } },
+          { path: "s.speed", type: "number", bind: { selector: "#speed" } },
+        ],
+      }),
+      {},
+    );
+    assert.deepEqual(page.registered.apply({ "s.preset": "fast", "s.speed": 8 }), { "s.preset": "fast", "s.speed": 8 });
+  });
+
+  test("a disabled control is refused, naming it, and nothing of the call is set", () => {
+    const on = new FakeControl("input", { type: "checkbox" });
+    const off = new FakeControl("input", { type: "range", value: "1", disabled: true });
+    const page = makePage({ elements: { "#on": [on], "#off": [off] } });
+    page.runtime.start(
+      spec({
+        params: [
+          { path: "on", type: "boolean", bind: { selector: "#on" } },
+          { path: "off", type: "number", bind: { selector: "#off" } },
+        ],
+      }),
+      {},
+    );
+    throwsNaming(() => page.runtime.apply({ on: true, off: 2 }), "off: bind.selector '#off' is disabled (a person could not change it now)");
+    assert.deepEqual([on.checked, on.events, off._value], [false, [], "1"]);
+    page.runtime.apply({ on: true, off: 1 }); // the value it shows already: nothing to change, no refusal
+    assert.equal(on.checked, true);
+  });
+
+  test("a checkbox bound to a parameter that is not boolean is refused", () => {
+    const page = makePage({ elements: { "#trail": [new FakeControl("input", { type: "checkbox" })] } });
+    page.runtime.start(spec({ params: [{ path: "n", type: "number", bind: { selector: "#trail" } }] }), {});
+    throwsNaming(() => page.runtime.apply({ n: 1 }), /^n: bind.selector '#trail' matches a checkbox; expected a boolean/);
+  });
+
+  test("in a radio group the button of that value is checked, and the events go to it", () => {
+    const radios = ["simple", "double", "chaotic"].map(
+      (value, i) => new FakeControl("input", { type: "radio", value, checked: i === 0 }),
+    );
+    const page = makePage({ elements: { "input[name=mode]": radios } });
+    page.runtime.start(spec({ params: [{ path: "mode", type: "string", bind: { selector: "input[name=mode]" } }] }), {});
+    radios[0]._checked = false; // a browser unchecks the others when one is checked
+    assert.deepEqual(page.registered.apply({ mode: "double" }), { mode: "double" });
+    assert.equal(radios[1].checked, true);
+    assert.deepEqual(
+      radios[1].events.map((e) => e.type),
+      ["input", "change"],
+    );
+    assert.equal(radios[0].events.length + radios[2].events.length, 0);
+  });
+
+  test("a radio group without the value lists the values it has", () => {
+    const radios = ["a", "b"].map((value) => new FakeControl("input", { type: "radio", value }));
+    const page = makePage({ elements: { "[name=m]": radios } });
+    page.runtime.start(spec({ params: [{ path: "m", type: "string", bind: { selector: "[name=m]" } }] }), {});
+    throwsNaming(
+      () => page.runtime.apply({ m: "c" }),
+      `m: bind.selector '[name=m]' has no radio button of value "c" (values: "a", "b")`,
+    );
+  });
+
+  test("a select takes one of its options, and refuses any other value", () => {
+    const color = new FakeControl("select", { value: "steelblue", options: ["steelblue", "red"] });
+    const page = makePage({ elements: { "#color": [color] } });
+    page.runtime.start(spec({ params: [{ path: "color", type: "string", bind: { selector: "#color" } }] }), {});
+    assert.deepEqual(page.registered.apply({ color: "red" }), { color: "red" });
+    throwsNaming(
+      () => page.runtime.apply({ color: "green" }),
+      `color: bind.selector '#color' has no option of value "green" (options: "steelblue", "red")`,
+    );
+    assert.equal(color.value, "red");
+  });
+
+  test("a selector that matches nothing, several controls, a non-control or bad CSS is named", () => {
+    const page = makePage({
+      elements: { "#many": [new FakeControl("input"), new FakeControl("input")], "#div": [new FakeControl("div")] },
+    });
+    page.runtime.start(
+      spec({
+        params: [
+          { path: "a", type: "number", bind: { selector: "#nothing" } },
+          { path: "b", type: "number", bind: { selector: "#many" } },
+          { path: "c", type: "number", bind: { selector: "#div" } },
+          { path: "d", type: "number", bind: { selector: "!!" } },
+        ],
+      }),
+      {},
+    );
+    throwsNaming(() => page.runtime.apply({ a: 1 }), "a: bind.selector '#nothing' matches no element");
+    throwsNaming(() => page.runtime.apply({ b: 1 }), /^b: bind.selector '#many' matches 2 elements; expected one control/);
+    throwsNaming(() => page.runtime.apply({ c: 1 }), /^c: bind.selector '#div' matches a <div>; expected an <input>/);
+    throwsNaming(() => page.runtime.apply({ d: 1 }), /^d: bind.selector '!!' is not a valid CSS selector/);
+  });
+});
+
+describe("observables", () => {
+  test("a global, an expression and an element's text, value or attribute are read", () => {
+    const stats = new FakeControl("p", { text: "  range 40.5 m  ", attrs: { "data-n": "n=7" } });
+    const field = new FakeControl("input", { value: "−3.5e1 units" });
+    const particles = [1, 2, 3];
+    const page = makePage({ elements: { "#stats": [stats], "#field": [field] } });
+    page.runtime.expr("double", () => particles.length * 2);
+    page.runtime.start(
+      spec({
+        observables: [
+          { name: "t", read: { global: "sim.t" } },
+          { name: "double", read: { expr: "particles.length * 2" } },
+          { name: "text", read: { selector: "#stats" } },
+          { name: "range", read: { selector: "#stats", number: true } },
+          { name: "n", read: { selector: "#stats", attr: "data-n", number: true } },
+          { name: "missing_attr", read: { selector: "#stats", attr: "data-x" } },
+          { name: "field", read: { selector: "#field", attr: "value", number: true } },
+        ],
+      }),
+      { sim: { get: () => ({ t: 1.5 }) } },
+    );
+    assert.deepEqual(page.runtime.read(), {
+      t: 1.5,
+      double: 6,
+      text: "range 40.5 m",
+      range: 40.5,
+      n: 7,
+      missing_attr: null,
+      field: -35,
+    });
+  });
+
+  test("values are plain JSON: NaN and undefined are null, objects are copied", () => {
+    const sim = { nan: NaN, obj: { a: [1, 2] }, fn: () => 1 };
+    const page = makePage();
+    page.runtime.start(
+      spec({
+        observables: [
+          { name: "nan", read: { global: "sim.nan" } },
+          { name: "none", read: { global: "sim.none" } },
+          { name: "obj", read: { global: "sim.obj" } },
+        ],
+      }),
+      { sim: { get: () => sim } },
+    );
+    const state = page.runtime.read();
+    assert.deepEqual(state, { nan: null, none: null, obj: { a: [1, 2] } });
+    assert.notEqual(state.obj, sim.obj);
+  });
+
+  test("a function is no state value: null, and the error names the observable", () => {
+    const page = makePage();
+    page.runtime.start(spec({ observables: [{ name: "f", read: { global: "fn" } }] }), { fn: { get: () => () => 1 } });
+    const state = page.registered.state();
+    assert.equal(state.f, null);
+    assert.match(state[ERRORS_KEY].f, /^f: the value cannot be reported as JSON/);
+  });
+
+  test("an expression that did not compile or throws is named", () => {
+    const page = makePage();
+    page.runtime.expr("bad", () => {
+      throw new TypeError("particles is undefined");
+    });
+    page.runtime.start(
+      spec({
+        observables: [
+          { name: "broken", read: { expr: "(" } },
+          { name: "bad", read: { expr: "particles.length" } },
+        ],
+      }),
+      {},
+    );
+    const state = page.registered.state();
+    assert.deepEqual([state.broken, state.bad], [null, null]);
+    assert.deepEqual(state[ERRORS_KEY], {
+      broken: "broken: read.expr did not compile (its error is in the page's console)",
+      bad: "bad: read.expr threw: particles is undefined",
+    });
+  });
+
+  test("a read that finds nothing does not fail the call: what it set stays set, the state says what was not read", () => {
+    // An observable of an element that exists only while a checkbox is on (lorossi_boids' #stats):
+    // failing the apply would make the kernel put back values the page did take.
+    const box = new FakeControl("input", { type: "checkbox" });
+    const page = makePage({ elements: { "#stats-on": [box] } });
+    page.runtime.start(
+      spec({
+        params: [{ path: "show_stats", type: "boolean", bind: { selector: "#stats-on" } }],
+        observables: [{ name: "fps", read: { selector: "#stats", number: true } }],
+      }),
+      {},
+    );
+    const state = page.registered.apply({ show_stats: true });
+    assert.equal(box.checked, true);
+    assert.deepEqual(state, { show_stats: true, fps: null, [ERRORS_KEY]: { fps: "fps: read.selector '#stats' matches no element" } });
+  });
+
+  test("firstNumber takes the first number of a text, a Unicode minus included", () => {
+    assert.equal(firstNumber("speed 12.5 m/s, 3 bounces"), 12.5);
+    assert.equal(firstNumber("θ −12°"), -12);
+    assert.equal(firstNumber(".5"), 0.5);
+    assert.equal(firstNumber("none"), null);
+  });
+});
+
+describe("handlers, readiness and reports", () => {
+  test("reset applies the defaults it is given and answers a fresh state", () => {
+    let speed = 9;
+    const page = makePage();
+    page.runtime.start(spec({ params: [{ path: "speed", type: "number", bind: { global: "speed" } }] }), {
+      speed: { get: () => speed, set: (v) => (speed = /** @type {number} */ (v)) },
+    });
+    assert.deepEqual(page.registered.reset({ speed: 2 }), { speed: 2 });
+  });
+
+  test("every answer is read fresh, not taken from the last report", () => {
+    let t = 0;
+    const page = makePage({ readyState: "complete" });
+    page.runtime.start(spec({ observables: [{ name: "t", read: { global: "t" } }] }), { t: { get: () => t } });
+    t = 1;
+    assert.deepEqual(page.registered.state(), { t: 1 });
+    t = 2;
+    assert.deepEqual(page.registered.state(), { t: 2 });
+  });
+
+  test("ready waits for load by default, then reports at once and every REPORT_MS when changed", () => {
+    let t = 0;
+    const page = makePage();
+    page.runtime.start(spec({ observables: [{ name: "t", read: { global: "t" } }] }), { t: { get: () => t } });
+    assert.equal(page.readyCalls, 0, "not before the page has loaded");
+    page.load();
+    assert.equal(page.readyCalls, 1);
+    assert.deepEqual(page.reports, [{ t: 0 }]);
+    page.tick(REPORT_MS);
+    assert.equal(page.reports.length, 1, "no report when nothing changed");
+    t = 0.1;
+    page.tick(REPORT_MS);
+    assert.deepEqual(page.reports.at(-1), { t: 0.1 });
+    t = 0.2;
+    page.registered.state(); // an answer carries it: no report repeats it
+    page.tick(REPORT_MS);
+    assert.equal(page.reports.length, 2);
+  });
+
+  test("a report with a read that finds nothing is sent once, with the value null and the error named", () => {
+    const page = makePage({ readyState: "complete" });
+    page.runtime.start(spec({ observables: [{ name: "x", read: { selector: "#gone" } }] }), {});
+    page.tick(REPORT_MS);
+    page.tick(REPORT_MS);
+    assert.equal(page.readyCalls, 1);
+    assert.deepEqual(page.reports, [{ x: null, [ERRORS_KEY]: { x: "x: read.selector '#gone' matches no element" } }]);
+  });
+
+  test("ready on a global waits until it exists and is not undefined", () => {
+    /** @type {any} */
+    let app;
+    const page = makePage({ readyState: "complete" });
+    page.runtime.start(spec({ ready: { global: "app.started" } }), {
+      app: {
+        get: () => {
+          if (app === undefined) throw new ReferenceError("app is not defined");
+          return app;
+        },
+      },
+    });
+    page.tick(READY_POLL_MS);
+    assert.equal(page.readyCalls, 0);
+    app = {};
+    page.tick(READY_POLL_MS);
+    assert.equal(page.readyCalls, 0, "app.started is still undefined");
+    app.started = false;
+    page.tick(READY_POLL_MS);
+    assert.equal(page.readyCalls, 1);
+    assert.ok(page.intervals.filter((i) => i.ms === READY_POLL_MS).every((i) => i.cleared), "the poll stops");
+  });
+
+  test("ready on a selector waits for a matching element", () => {
+    /** @type {Record<string, any[]>} */
+    const elements = {};
+    const page = makePage({ elements, readyState: "complete" });
+    page.runtime.start(spec({ ready: { selector: "canvas" } }), {});
+    page.tick(READY_POLL_MS);
+    assert.equal(page.readyCalls, 0);
+    elements.canvas = [new FakeControl("canvas")];
+    page.tick(READY_POLL_MS);
+    assert.equal(page.readyCalls, 1);
+  });
+
+  test("start runs once; a second call changes nothing", () => {
+    const page = makePage({ readyState: "complete" });
+    page.runtime.start(spec({}), {});
+    page.runtime.start(spec({ params: [{ path: "x", type: "number", bind: { global: "x" } }] }), {});
+    assert.equal(page.readyCalls, 1);
+    assert.deepEqual(page.registered.state(), {});
+  });
+});
+
+describe("actions", () => {
+  test("a click action clicks the element and answers the state after it", async () => {
+    let runs = 0;
+    const button = new FakeControl("button");
+    button.onclick = () => (runs += 1);
+    const page = makePage({ elements: { "#run": [button] } });
+    page.runtime.start(
+      spec({ observables: [{ name: "runs", read: { global: "runs" } }], actions: [{ name: "run", bind: { click: "#run" } }] }),
+      { runs: { get: () => runs } },
+    );
+    assert.deepEqual(await page.registered.action("run"), { runs: 1 });
+    assert.equal(button.clicks, 1);
+  });
+
+  test("a call action calls the function with its object as this; a promise it returns is not awaited", async (t) => {
+    // The target API runs requests one after another: a function running a long animation must not hold them.
+    const error = t.mock.method(console, "error", () => {});
+    const view = {
+      resets: 0,
+      async reset() {
+        await Promise.resolve();
+        this.resets += 1;
+      },
+    };
+    const page = makePage();
+    page.runtime.start(
+      spec({
+        observables: [{ name: "resets", read: { global: "view.resets" } }],
+        actions: [{ name: "reset_view", bind: { call: "view.reset" } }],
+      }),
+      { view: { get: () => view } },
+    );
+    assert.deepEqual(page.registered.action("reset_view"), { resets: 0 });
+    await until(() => view.resets === 1);
+    view.reset = () => Promise.reject(new Error("no scene"));
+    page.registered.action("reset_view");
+    await until(() => error.mock.callCount() === 1);
+    assert.equal(error.mock.calls[0].arguments[0], "actions.reset_view: no scene");
+  });
+
+  test("a disabled button, a missing element or a non-function is named", async () => {
+    const page = makePage({ elements: { "#off": [new FakeControl("button", { disabled: true })] } });
+    page.runtime.start(
+      spec({
+        actions: [
+          { name: "off", bind: { click: "#off" } },
+          { name: "gone", bind: { click: "#gone" } },
+          { name: "call", bind: { call: "sim.go" } },
+        ],
+      }),
+      { sim: { get: () => ({ go: 1 }) } },
+    );
+    assert.throws(() => page.registered.action("off"), { message: "actions.off: bind.click '#off' is disabled" });
+    assert.throws(() => page.registered.action("gone"), { message: "actions.gone: bind.click '#gone' matches no element" });
+    assert.throws(() => page.registered.action("call"), {
+      message: "actions.call: bind.call 'sim.go' is not a function (got number 1)",
+    });
+    assert.throws(() => page.registered.action("nope"), /actions.nope: no such action in the manifest \(actions: off, gone, call\)/);
+  });
+
+  test("without SplitBrain.onAction (an older target API) no action handler is registered", () => {
+    const page = makePage({ onAction: false });
+    page.runtime.start(spec({ actions: [{ name: "run", bind: { click: "#run" } }] }), {});
+    assert.equal(page.registered.action, undefined);
+    assert.equal(typeof page.registered.apply, "function");
+  });
+});
+
+describe("a standalone copy and the shipped bundle", () => {
+  test("without a target API nothing is registered, and read() and apply() still work", () => {
+    let speed = 1;
+    const page = makePage({ api: false, readyState: "complete" });
+    page.runtime.start(spec({ params: [{ path: "speed", type: "number", bind: { global: "speed" } }] }), {
+      speed: { get: () => speed, set: (v) => (speed = /** @type {number} */ (v)) },
+    });
+    page.runtime.apply({ speed: 4 });
+    assert.deepEqual(page.runtime.read(), { speed: 4 });
+    assert.equal(page.intervals.length, 0, "no reporter without a target API");
+  });
+
+  test("installing twice returns the first runtime", () => {
+    const page = makePage();
+    assert.equal(installBindings(page.win), page.runtime);
+  });
+
+  test("the built IIFE installs __splitbrainBindings on the window it runs in", () => {
+    const source = readFileSync(new URL("../../splitbrain_widget/static/bindings.js", import.meta.url), "utf8");
+    assert.doesNotMatch(source, /<\/script|<!--/i, "the bundle is inlined in a <script> element");
+    /** @type {any} */
+    const context = { console };
+    context.window = context;
+    vm.createContext(context);
+    vm.runInContext(source, context);
+    assert.equal(typeof context.__splitbrainBindings.start, "function");
+    assert.equal(typeof context.__splitbrainBindings.expr, "function");
+  });
+
+  test("the built IIFE refuses a write that a frozen object ignores (the bundle runs in strict mode)", () => {
+    // In sloppy mode the write would be dropped without an error and the call would answer ok.
+    const source = readFileSync(new URL("../../splitbrain_widget/static/bindings.js", import.meta.url), "utf8");
+    /** @type {any} */
+    const context = { console };
+    context.window = context;
+    vm.createContext(context);
+    vm.runInContext(source, context);
+    const CONFIG = Object.freeze({ speed: 1 });
+    const runtime = context.__splitbrainBindings;
+    runtime.start(
+      { params: [{ path: "s.speed", type: "number", bind: { global: "CONFIG.speed" } }], observables: [], actions: [], ready: { load: true } },
+      { CONFIG: { get: () => CONFIG } },
+    );
+    assert.throws(() => runtime.apply({ "s.speed": 5 }), /s\.speed: bind\.global 'CONFIG\.speed' (is read-only|cannot be written)/);
+    assert.equal(CONFIG.speed, 1);
+  });
+});

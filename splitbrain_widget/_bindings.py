@@ -1,0 +1,126 @@
+"""The glue of a bound page: generated from its manifest, run by ``js/bindings.js``.
+
+A bound manifest (:attr:`~splitbrain_widget.manifest.Manifest.bound`) steers a page that knows
+nothing of splitbrain. The registry puts two things into it:
+
+- in the head, right after the target API: the binding runtime (``static/bindings.js``) and the
+  manifest's ``setup`` script, which so run before any script of the page;
+- at the very end: small classic scripts holding *accessor closures*, ``() => (particles.length)``
+  or ``{get: () => speed, set: (v) => { speed = v; }}``. They are generated source, not strings
+  evaluated at run time (the default CSP has no ``'unsafe-eval'``), and as classic scripts they
+  see the page's top-level ``let`` / ``const`` bindings, which are no ``window`` properties.
+
+Only the first identifier of a global path becomes a closure; the runtime walks the rest
+(``.b.c``) as properties, so that it can say which part is missing. Paths were checked against
+the identifier pattern when the manifest loaded; ``expr`` and ``setup`` are the manifest author's
+code (trusted like the page), each in a script of its own so that one that does not compile
+breaks only its own binding, which then answers ``target_error`` naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .manifest import Manifest
+
+RUNTIME = "__splitbrainBindings"  # the runtime's global (js/bindings.js), the generated scripts' only callee
+BINDINGS_ATTR = "data-splitbrain-bindings"  # marks every script this module generates
+
+
+def script_text(source: str) -> str:
+    """``source`` made safe inside ``<script>...</script>``: no ``</script`` and no ``<!--`` left.
+
+    Both stay valid where they can occur in sensible code (strings, regular expressions, comments).
+    """
+    source = re.sub(r"</(script)", r"<\\/\1", source, flags=re.IGNORECASE)
+    return source.replace("<!--", "<\\!--")
+
+
+def head_html(manifest: Manifest, runtime_js: str) -> str:
+    """The head part of a bound page: the runtime (already safe to inline) and the ``setup`` script; ``""`` unbound."""
+    if not manifest.bound:
+        return ""
+    out = f"<script {BINDINGS_ATTR}-runtime>{runtime_js}</script>"
+    if manifest.setup is not None:
+        out += f"<script {BINDINGS_ATTR}-setup>{script_text(manifest.setup)}\n</script>"
+    return out
+
+
+def tail_html(manifest: Manifest) -> str:
+    """The end-of-page scripts of a bound page (``""`` when it is not bound).
+
+    One script per ``expr`` (registering its closure), then one that hands the runtime the
+    bindings (as JSON) and the global roots' accessors, and starts it.
+    """
+    if not manifest.bound:
+        return ""
+    scripts = [
+        f"<script {BINDINGS_ATTR}-expr>{RUNTIME}.expr({json_literal(name)}, "
+        f"() => ({script_text(o.read.expr)}\n));</script>"
+        for name, o in manifest.observables.items()
+        if o.read is not None and o.read.expr is not None
+    ]
+    spec = binding_spec(manifest)
+    roots = ", ".join(_root_accessor(name, writable) for name, writable in _roots(manifest).items())
+    scripts.append(f"<script {BINDINGS_ATTR}>{RUNTIME}.start({json_literal(spec)}, {{{roots}}});</script>")
+    return "".join(scripts)
+
+
+def binding_spec(manifest: Manifest) -> dict[str, Any]:
+    """What the runtime needs of the manifest: the bindings in manifest order, and the ready condition."""
+    return {
+        "params": [
+            {"path": path, "type": p.type, "bind": p.bind.model_dump(mode="json")}
+            for path, p in manifest.parameters.items()
+            if p.bind is not None
+        ],
+        "observables": [
+            {"name": name, "read": o.read.model_dump(mode="json")}
+            for name, o in manifest.observables.items()
+            if o.read is not None
+        ],
+        "actions": [
+            {"name": name, "bind": a.bind.model_dump(mode="json")} for name, a in manifest.actions.items() if a.bind
+        ],
+        "ready": manifest.ready.model_dump(mode="json") if manifest.ready else {"load": True},
+    }
+
+
+def _roots(manifest: Manifest) -> dict[str, bool]:
+    """The first identifier of every global path the manifest names -> whether a binding writes it itself."""
+    roots: dict[str, bool] = {}
+
+    def add(path: str | None, written: bool = False) -> None:
+        if path is not None:
+            root = path.split(".", 1)[0]
+            roots[root] = roots.get(root, False) or (written and root == path)
+
+    for p in manifest.parameters.values():
+        if p.bind is not None:
+            add(p.bind.global_, written=True)
+            add(p.bind.after)
+    for o in manifest.observables.values():
+        if o.read is not None:
+            add(o.read.global_)
+    for a in manifest.actions.values():
+        if a.bind is not None:
+            add(a.bind.call)
+    if manifest.ready is not None:
+        add(manifest.ready.global_)
+    return roots
+
+
+def _root_accessor(name: str, writable: bool) -> str:
+    # ``name`` is an identifier (the manifest checked it), so it can stand in source as it is. A
+    # setter only where a binding assigns the name itself: assigning an undeclared name would
+    # create a window property in sloppy mode, so the runtime reads it first.
+    setter = f", set: (v) => {{ {name} = v; }}" if writable else ""
+    return f"{json_literal(name)}: {{get: () => {name}{setter}}}"
+
+
+def json_literal(value: Any) -> str:
+    """JSON that is also a JS literal safe inside a ``<script>``: every ``<`` escaped, and ASCII only
+    (a lone surrogate from a manifest could not be encoded as UTF-8; U+2028/2029 read alike everywhere)."""
+    return json.dumps(value, ensure_ascii=True).replace("<", "\\u003c")

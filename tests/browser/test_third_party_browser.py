@@ -1,0 +1,163 @@
+"""Other people's pages (examples/third_party), unchanged, steered from a notebook in JupyterLab.
+
+For each page: it loads with the page's own values; every parameter is applied and read back from
+the page itself (the global's value, the control's value, through Playwright's frame API, not
+through the bindings); every observable is reported; every action does what the page's button
+does. Then the agent steers the double pendulum from the chat panel with the offline model.
+The values and actions are ``EXAMPLES`` of tests/test_third_party_examples.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from ..test_third_party_examples import EXAMPLES, IDS, Example, same
+from .harness import NotebookPage, wait_for
+from .test_bridge_browser import PREAMBLE, run_preamble
+from .test_chat_browser import type_message, wait_text
+
+pytestmark = pytest.mark.browser
+
+LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
+
+REPORT = (
+    "import json\n"
+    "def report(r):\n"
+    "    print('RESULT ' + json.dumps({'ok': r.ok, 'state': r.state, 'values': dict(sim.values),\n"
+    "        'error': None if r.error is None else f'{r.error.code}: {r.error.message}'}))\n"
+)
+
+
+def widget_cell(example: Example, chat: bool = False) -> str:
+    return f"sim = sb.TargetWidget({str(example.page)!r}{', chat=True' if chat else ''})\nsim"
+
+
+def result(out: str) -> dict[str, Any]:
+    """The RESULT line a cell printed with ``report(r)``."""
+    lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
+    assert lines, f"the cell printed no RESULT line:\n{out}"
+    return dict(json.loads(lines[-1][len("RESULT ") :]))
+
+
+def page_value(frame: Any, example: Example, path: str) -> Any:
+    """A parameter's value read from the page itself: its global, or its form control."""
+    bind = example.load().manifest.parameters[path].bind
+    assert bind is not None
+    if bind.kind == "global":
+        return frame.evaluate(f"() => ({bind.global_})")
+    return frame.evaluate(
+        """(sel) => { const el = document.querySelector(sel);
+             return el.type === "checkbox" ? el.checked : Number(el.value); }""",
+        bind.selector,
+    )
+
+
+def open_example(
+    open_notebook: Any, example: Example, cells: list[str], chat: bool = False
+) -> tuple[NotebookPage, Any]:
+    nb = open_notebook([PREAMBLE + "\n" + REPORT, widget_cell(example, chat), *cells])
+    run_preamble(nb)
+    nb.run_cell(1)
+    nb.wait_view(1)
+    return nb, nb.frame(1)
+
+
+def run(nb: NotebookPage, index: int) -> dict[str, Any]:
+    out = nb.run_cell(index, timeout=60)
+    return result(out)
+
+
+@LAB_ONLY
+@pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
+def test_every_parameter_applies_and_reads_back_from_the_page(open_notebook: Any, example: Example) -> None:
+    manifest = example.load().manifest
+    together = {p: v for p, v in example.changes.items() if p not in example.alone}
+    cells = [
+        "report(sim.fetch_state())",
+        f"report(sim.set_parameters({together!r}))",
+        *[f"report(sim.set_parameter({p!r}, {example.changes[p]!r}))" for p in example.alone],
+        "report(sim.fetch_state())",
+    ]
+    nb, frame = open_example(open_notebook, example, cells)
+
+    first = run(nb, 2)
+    assert first["ok"], first["error"]
+    # Loaded as the page starts: the state reads the page's own values, which are the defaults.
+    for path, param in manifest.parameters.items():
+        assert same(first["state"][path], param.value), (path, first["state"][path], param.value)
+        assert same(page_value(frame, example, path), param.value), (path, "in the page")
+    for name in manifest.observables:
+        assert first["state"].get(name) is not None, f"observable {name} not reported: {first['state']}"
+
+    applied = run(nb, 3)
+    assert applied["ok"], applied["error"]
+    for path, value in together.items():
+        assert same(applied["state"][path], value), (path, applied["state"][path], value)
+        assert same(page_value(frame, example, path), value), (path, page_value(frame, example, path), value)
+        assert same(applied["values"][path], value)
+    for offset, path in enumerate(example.alone):
+        alone = run(nb, 4 + offset)
+        assert alone["ok"], alone["error"]
+        assert same(alone["state"][path], example.changes[path]), (path, alone["state"])
+        assert same(page_value(frame, example, path), example.changes[path]), path
+
+    last = run(nb, 4 + len(example.alone))
+    missing = [name for name in manifest.observables if last["state"].get(name) is None]
+    assert not missing, f"observables not reported after the changes: {missing}; {last['state']}"
+
+
+def _action_cells(example: Example) -> list[str]:
+    return [f"report(sim.act({name!r}))" for name in example.actions]
+
+
+@LAB_ONLY
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if e.actions], ids=[e.name for e in EXAMPLES if e.actions])
+def test_every_action_does_what_the_page_s_button_does(open_notebook: Any, example: Example) -> None:
+    nb, frame = open_example(open_notebook, example, _action_cells(example))
+    for offset, (name, expected) in enumerate(example.actions.items()):
+        reply = run(nb, 2 + offset)
+        assert reply["ok"], (name, reply["error"])
+        wrong = {k: reply["state"].get(k) for k, v in expected.items() if not same(reply["state"].get(k), v)}
+        assert not wrong, f"after {name}: {wrong} (expected {expected})"
+    if example.name == "euler_fluid":  # the last action was the wind tunnel: the page's own numbers agree
+        assert frame.evaluate("() => [scene.sceneNr, scene.fluid.numY - 2]") == [1, 100]
+
+
+@LAB_ONLY
+def test_a_reset_button_puts_the_boids_back(open_notebook: Any) -> None:
+    """lorossi_boids: the page's Reset restores its factors; its own 50 ms timer moves the sliders."""
+    example = next(e for e in EXAMPLES if e.name == "lorossi_boids")
+    check = (
+        "import time\nfor _ in range(100):\n    r = sim.fetch_state()\n"
+        "    if r.state['flock.separation'] == 0.5: break\n    time.sleep(0.1)\nreport(r)"
+    )
+    nb, frame = open_example(
+        open_notebook, example, ["report(sim.set_parameter('separation', 2.5))", "report(sim.act('reset'))", check]
+    )
+    assert run(nb, 2)["state"]["flock.separation"] == 2.5
+    label = "() => document.querySelector('label[for=separation] .value').textContent"
+    wait_for(lambda: frame.evaluate(label) == "2.50", timeout=10, what="the page's label to show 2.50")
+    assert run(nb, 3)["ok"]
+    state = run(nb, 4)["state"]
+    assert state["flock.separation"] == 0.5 and state["separation_now"] == 0.5, state
+    assert frame.evaluate("() => document.querySelector('#separation').value") == "0.5"
+
+
+@LAB_ONLY
+def test_the_chat_panel_steers_a_sketch_s_let_variable(open_notebook: Any) -> None:
+    example = next(e for e in EXAMPLES if e.name == "double_pendulum")
+    nb, frame = open_example(open_notebook, example, ["report(sim.fetch_state())"], chat=True)
+    view = nb.views(1).nth(0)
+    wait_for(lambda: view.locator(".sb-panel").count() == 1, timeout=30, what="the chat panel")
+    assert frame.evaluate("() => g") == 1
+    type_message(view, "set the gravity to 2")
+    wait_for(lambda: frame.evaluate("() => g") == 2, timeout=30, what="the sketch's `let g` to be 2")
+    wait_text(view, ".sb-msg.sb-assistant", "Set gravity to 2")
+    wait_for(lambda: view.locator('.sb-chip[data-status="ok"]').count() >= 1, timeout=30, what="an ok chip")
+    state = run(nb, 2)
+    assert state["state"]["pendulum.gravity"] == 2 and state["values"]["pendulum.gravity"] == 2
+    angle = state["state"]["angle1"]
+    wait_for(lambda: frame.evaluate("() => a1") != angle, timeout=10, what="the pendulum to keep swinging")

@@ -1,0 +1,447 @@
+"""Bound manifests: the ``bind`` / ``read`` / ``actions`` / ``ready`` / ``setup`` / ``kit`` schema and its errors,
+and how the registry assembles a bound page (``_bindings``, ``Target.html``, ``standalone_html``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from splitbrain_widget import Manifest, ManifestError, load_target
+from splitbrain_widget import registry as registry_module
+from splitbrain_widget._bindings import RUNTIME, binding_spec, script_text, tail_html
+from splitbrain_widget.manifest import Action, ActionBinding, ObservableRead, ParameterBinding, ReadyCondition
+
+BOUND_PAGES = Path(__file__).parent / "fixtures" / "bound_pages"
+
+BOUND: dict[str, Any] = {
+    "id": "bound",
+    "data": {
+        "settings": {
+            "speed": {"type": "number", "value": 8, "bind": {"global": "sim.speed", "after": "redraw"}},
+            "trail": {"type": "boolean", "value": False, "bind": {"selector": "#trail", "event": "change"}},
+        }
+    },
+    "observables": {
+        "count": {"read": {"expr": "particles.length"}},
+        "shown": {"read": {"selector": "#stats", "attr": "data-n", "number": True}},
+    },
+    "actions": {"run": {"label": "Run", "description": "press Run", "bind": {"click": "#run"}}},
+    "ready": {"global": "sim"},
+    "setup": "window.EMBEDDED = true;",
+    "kit": True,
+}
+
+PLAIN: dict[str, Any] = {"id": "plain", "data": {"settings": {"speed": {"type": "number", "value": 8}}}}
+
+
+def _problems(raw: dict[str, Any]) -> list[str]:
+    with pytest.raises(ManifestError) as info:
+        Manifest.from_dict(raw, source="m.json")
+    assert str(info.value).startswith("m.json: ")
+    return info.value.problems
+
+
+def _with(path: str, value: Any, base: dict[str, Any] = BOUND) -> dict[str, Any]:
+    raw = copy.deepcopy(base)
+    *parents, leaf = path.split(".")
+    node = raw
+    for key in parents:
+        node = node.setdefault(key, {})
+    if value is None:
+        node.pop(leaf, None)
+    else:
+        node[leaf] = value
+    return raw
+
+
+# -- the schema -----------------------------------------------------------------------------------
+
+
+def test_a_bound_manifest_loads_every_binding_kind() -> None:
+    m = Manifest.from_dict(BOUND)
+    assert m.bound
+    speed, trail = m.parameters["settings.speed"].bind, m.parameters["settings.trail"].bind
+    assert (
+        speed == ParameterBinding.model_validate({"global": "sim.speed", "after": "redraw"}) and speed.kind == "global"
+    )
+    assert trail is not None and trail.kind == "selector" and trail.event == ("change",)
+    assert m.observables["count"].read == ObservableRead(expr="particles.length")
+    assert m.observables["shown"].read == ObservableRead(selector="#stats", attr="data-n", number=True)
+    assert m.actions == {
+        "run": Action(name="run", label="Run", description="press Run", bind=ActionBinding(click="#run"))
+    }
+    assert (
+        m.ready == ReadyCondition.model_validate({"global": "sim"})
+        and m.setup == "window.EMBEDDED = true;"
+        and m.kit is True
+    )
+
+
+def test_an_existing_manifest_is_not_bound_and_has_no_actions() -> None:
+    m = Manifest.from_dict(PLAIN)
+    assert not m.bound and m.actions == {} and m.ready is None and m.setup is None and m.kit is False
+    for builtin in ("bouncer", "projectile"):
+        assert not load_target(builtin).manifest.bound
+
+
+def test_bindings_dump_as_the_manifest_wrote_them_and_round_trip() -> None:
+    m = Manifest.from_dict(BOUND)
+    dumped = json.loads(m.model_dump_json())
+    assert dumped["observables"]["shown"]["read"] == {"selector": "#stats", "attr": "data-n", "number": True}
+    assert dumped["actions"]["run"]["bind"] == {"click": "#run"}
+    assert dumped["ready"] == {"global": "sim"}
+    assert m.parameters["settings.trail"].model_dump(mode="json", exclude_none=True)["bind"] == {
+        "selector": "#trail",
+        "event": ["change"],
+    }
+    assert Manifest.model_validate(m.model_dump()) == m
+    assert Manifest.model_validate_json(m.model_dump_json()) == m
+
+
+@pytest.mark.parametrize(
+    ("what", "raw"),
+    [
+        (
+            "a parameter's bind",
+            _with(
+                "observables",
+                None,
+                _with("data.settings", {"s": PLAIN["data"]["settings"]["speed"] | {"bind": {"global": "s"}}}, PLAIN),
+            ),
+        ),
+        (
+            "an observable's read",
+            _with(
+                "observables",
+                {"n": {"read": {"global": "n"}}},
+                _with("data.settings.speed.bind", {"global": "s"}, PLAIN),
+            ),
+        ),
+        ("ready", _with("ready", {"load": True}, _with("data.settings.speed.bind", {"global": "s"}, PLAIN))),
+        ("setup", _with("setup", "x = 1", _with("data.settings.speed.bind", {"global": "s"}, PLAIN))),
+    ],
+)
+def test_any_binding_makes_a_manifest_bound(what: str, raw: dict[str, Any]) -> None:
+    assert Manifest.from_dict(raw).bound, what
+
+
+def test_actions_may_be_a_list_and_need_no_bind_on_a_page_that_is_not_bound() -> None:
+    m = Manifest.from_dict(_with("actions", [{"name": "run", "label": "Run"}, {"name": "stop"}], PLAIN))
+    assert list(m.actions) == ["run", "stop"] and m.actions["run"].bind is None and not m.bound
+
+
+def test_an_event_list_and_the_default_are_kept() -> None:
+    m = Manifest.from_dict(_with("data.settings.trail.bind.event", ["input", "change"]))
+    assert m.parameters["settings.trail"].bind is not None
+    assert m.parameters["settings.trail"].bind.event == ("input", "change")
+    m = Manifest.from_dict(_with("data.settings.trail.bind.event", None))
+    assert m.parameters["settings.trail"].bind is not None and m.parameters["settings.trail"].bind.event is None
+
+
+# -- errors name the field and what was expected ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (
+            "data.settings.speed.bind.global",
+            "sim-speed",
+            "data.settings.speed.bind.global: expected a dotted path of JavaScript identifiers such as 'sim.speed', "
+            'got "sim-speed"',
+        ),
+        (
+            "data.settings.speed.bind.global",
+            "this.speed",
+            "data.settings.speed.bind.global: 'this' is a JavaScript reserved word; expected a dotted path",
+        ),
+        (
+            "data.settings.speed.bind.global",
+            3,
+            "data.settings.speed.bind.global: Input should be a valid string (got 3)",
+        ),
+        ("data.settings.speed.bind.after", "a..b", "data.settings.speed.bind.after: expected a dotted path"),
+        (
+            "data.settings.speed.bind",
+            "sim.speed",
+            'data.settings.speed.bind: expected {"global": "<dotted path>"} or {"selector": "<CSS selector>"}, '
+            'optionally with "after", got a string ("sim.speed")',
+        ),
+        (
+            "data.settings.speed.bind",
+            {"glob": "x"},
+            'data.settings.speed.bind: expected {"global": "<dotted path>"} or {"selector": "<CSS selector>"}, '
+            'optionally with "after", got {"glob": "x"}',
+        ),
+        (
+            "data.settings.speed.bind",
+            {"global": "x", "selector": "#x"},
+            "data.settings.speed.bind: give only one of 'global' or 'selector'",
+        ),
+        ("data.settings.speed.bind", {"global": "x", "colour": 1}, "data.settings.speed.bind.colour: unknown field"),
+        (
+            "data.settings.speed.bind",
+            {"global": "x", "event": "input"},
+            'data.settings.speed.bind.event: applies only to a {"selector": ...} binding',
+        ),
+        (
+            "data.settings.trail.bind.event",
+            ["input", "click"],
+            "data.settings.trail.bind.event.1: expected 'input' or 'change'",
+        ),
+        (
+            "data.settings.trail.bind.event",
+            [],
+            "data.settings.trail.bind.event: expected 'input', 'change' or a list of them, got an empty list",
+        ),
+        ("data.settings.trail.bind.selector", "  ", "data.settings.trail.bind.selector: expected a non-empty string"),
+        ("observables.count.read", {"expr": ""}, "observables.count.read.expr: expected a non-empty string"),
+        (
+            "observables.count.read",
+            {"global": "n", "number": True},
+            'observables.count.read.number: applies only to a {"selector": ...} binding',
+        ),
+        (
+            "observables.shown.read.attr",
+            "data n",
+            "observables.shown.read.attr: expected 'text', 'value' or an attribute name such as 'data-count'",
+        ),
+        (
+            "actions.run.bind",
+            {"press": "#run"},
+            'actions.run.bind: expected {"click": "<CSS selector>"} or {"call": "<dotted path of a function>"}',
+        ),
+        ("actions.run.bind", {"call": "run()"}, "actions.run.bind.call: expected a dotted path"),
+        ("ready", {"load": False}, "ready.load: expected true; leave 'ready' out to wait for the page's load event"),
+        ("ready", {"soon": True}, 'ready: expected {"load": true}, {"global": "<dotted path>"} or {"selector"'),
+        ("setup", 42, "setup: Input should be a valid string (got 42)"),
+        ("kit", "yes", 'kit: Input should be a valid boolean (got "yes")'),
+    ],
+)
+def test_a_bad_binding_names_the_field_and_what_was_expected(path: str, value: Any, expected: str) -> None:
+    problems = _problems(_with(path, value))
+    assert any(p.startswith(expected) for p in problems), problems
+
+
+def test_an_action_name_must_be_an_identifier() -> None:
+    raw = _with("actions", {"9lives": {"bind": {"click": "#x"}}})
+    assert _problems(raw) == [
+        "actions.9lives.name: expected letters, digits and '_', not starting with a digit, got \"9lives\""
+    ]
+
+
+def test_an_array_parameter_cannot_bind_to_a_form_control() -> None:
+    raw = _with("data.settings.pos", {"type": "array", "value": [0, 0], "bind": {"selector": "#pos"}})
+    assert _problems(raw) == [
+        "data.settings.pos.bind.selector: a form control holds one value; bind an array parameter to a global"
+    ]
+
+
+def test_in_a_bound_manifest_everything_needs_a_binding_and_all_are_reported_at_once() -> None:
+    raw = _with("data.settings.trail.bind", None)
+    raw = _with("observables.count.read", None, raw)
+    raw = _with("actions.stop", {"label": "Stop"}, raw)
+    raw = _with("data.settings.speed.type", "num", raw)  # an unrelated problem, reported with the rest
+    problems = _problems(raw)
+    why = "missing; the manifest is bound (observables.shown has 'read'), so every"
+    assert problems == [
+        'data.settings.speed.type: expected one of number, integer, boolean, string, array, got "num"',
+        f"data.settings.trail.bind: {why} parameter needs a 'bind': "
+        '{"global": "<dotted path>"} or {"selector": "<CSS selector>"}, optionally with "after"',
+        f"observables.count.read: {why} observable needs a 'read': "
+        '{"global": "<dotted path>"}, {"expr": "<JS expression>"} or {"selector": "<CSS selector>"}',
+        f"actions.stop.bind: {why} action needs a 'bind': "
+        '{"click": "<CSS selector>"} or {"call": "<dotted path of a function>"}',
+    ]
+
+
+def test_a_list_of_actions_is_checked_like_an_object() -> None:
+    problems = _problems(_with("actions", [{"name": "run", "bind": {"click": "#run"}}, {"name": "stop"}]))
+    assert problems == [
+        "actions.stop.bind: missing; the manifest is bound (data.settings.speed has 'bind'), so every action needs "
+        'a \'bind\': {"click": "<CSS selector>"} or {"call": "<dotted path of a function>"}'
+    ]
+
+
+def test_the_missing_binding_says_what_made_the_manifest_bound() -> None:
+    raw = _with("setup", "window.X = 1", PLAIN)
+    assert _problems(raw) == [
+        "data.settings.speed.bind: missing; the manifest is bound (it has 'setup'), so every parameter needs a "
+        '\'bind\': {"global": "<dotted path>"} or {"selector": "<CSS selector>"}, optionally with "after"'
+    ]
+
+
+def test_a_page_that_is_not_bound_cannot_bind_an_action() -> None:
+    raw = _with("actions", {"run": {"bind": {"call": "run"}}}, PLAIN)
+    assert _problems(raw) == [
+        "actions.run.bind: only a bound manifest binds actions (one whose parameters have 'bind'); "
+        "a page that is not bound handles its actions with SplitBrain.onAction"
+    ]
+
+
+# -- the generated scripts ---------------------------------------------------------------------------
+
+
+def test_the_spec_lists_the_bindings_in_manifest_order_with_the_default_ready() -> None:
+    spec = binding_spec(Manifest.from_dict(_with("ready", None)))
+    assert spec == {
+        "params": [
+            {"path": "settings.speed", "type": "number", "bind": {"global": "sim.speed", "after": "redraw"}},
+            {"path": "settings.trail", "type": "boolean", "bind": {"selector": "#trail", "event": ["change"]}},
+        ],
+        "observables": [
+            {"name": "count", "read": {"expr": "particles.length"}},
+            {"name": "shown", "read": {"selector": "#stats", "attr": "data-n", "number": True}},
+        ],
+        "actions": [{"name": "run", "bind": {"click": "#run"}}],
+        "ready": {"load": True},
+    }
+
+
+def test_the_tail_holds_generated_closures_and_no_eval() -> None:
+    tail = tail_html(Manifest.from_dict(BOUND))
+    assert f'{RUNTIME}.expr("count", () => (particles.length\n));' in tail
+    # Only the roots become closures, and only a root a binding assigns itself gets a setter.
+    assert '"sim": {get: () => sim}' in tail and '"redraw": {get: () => redraw}' in tail
+    assert "set:" not in tail
+    one = _with("data.settings.speed.bind", {"global": "speed"})
+    assert '"speed": {get: () => speed, set: (v) => { speed = v; }}' in tail_html(Manifest.from_dict(one))
+    assert "eval(" not in tail and "Function(" not in tail
+
+
+def test_author_code_cannot_end_its_script_element() -> None:
+    raw = _with("observables.count.read.expr", "'</script><script>alert(1)</script>'.length")
+    raw = _with("observables.shown.read.selector", "[data-x='</SCRIPT>']", raw)
+    raw = _with("setup", "window.t = '</Script>'; // <!-- <script>", raw)
+    scripts = _scripts(_target(raw).html)
+    # The parser sees the elements the registry wrote, and the author's code whole inside its own.
+    assert scripts[-1].startswith(f"{RUNTIME}.start(")
+    assert any(s.startswith(f'{RUNTIME}.expr("count", () => (\'<\\/script><script>alert(1)') for s in scripts)
+    assert any(s.startswith("window.t = '<\\/Script>'; // <\\!-- <script>") for s in scripts)
+    assert "</SCRIPT>" not in scripts[-1] and "\\u003c/SCRIPT>" in scripts[-1]
+    assert script_text("a</script>b<!--c") == "a<\\/script>b<\\!--c"
+
+
+def test_a_page_that_is_not_bound_is_assembled_as_before() -> None:
+    plain = _target(PLAIN)
+    assert plain.html == registry_module.inject_target_api(plain.page_html)
+    assert "data-splitbrain-bindings" not in plain.html and "data-splitbrain-kit" not in plain.html
+
+
+def test_the_head_has_api_kit_runtime_and_setup_in_that_order_before_the_pages_scripts() -> None:
+    html = _target(BOUND).html
+    api = html.index(registry_module.target_api_script())
+    kit = html.index("<script data-splitbrain-kit>")
+    runtime = html.index("<script data-splitbrain-bindings-runtime>")
+    setup = html.index("<script data-splitbrain-bindings-setup>window.EMBEDDED = true;")
+    page_script = html.index("<script>let particles")
+    start = html.index(f"{RUNTIME}.start(")
+    assert api < kit < runtime < setup < page_script < start
+    assert html.rstrip().endswith("</script>")
+
+
+def test_the_kit_alone_needs_no_bindings() -> None:
+    html = _target(_with("kit", True, PLAIN)).html
+    assert "<script data-splitbrain-kit>" in html and "data-splitbrain-bindings" not in html
+    assert html.index(registry_module.target_api_script()) < html.index("data-splitbrain-kit")
+
+
+def test_the_headless_page_keeps_the_clock_around_the_target_api() -> None:
+    headless = _target(BOUND).headless_html(seed=3)
+    clock = headless.index(f"<script {registry_module.CLOCK_ATTR} ")
+    api = headless.index(registry_module.target_api_script())
+    assert clock < api < headless.index("data-splitbrain-kit") < headless.index(f"{RUNTIME}.start(")
+
+
+def test_a_standalone_copy_has_kit_and_bindings_but_no_target_api_or_csp() -> None:
+    target = _target(BOUND)
+    html = target.standalone_html()
+    assert registry_module.target_api_script() not in html
+    assert "Content-Security-Policy" not in html and "about:blank" not in html
+    assert "<script data-splitbrain-kit>" in html and f"{RUNTIME}.start(" in html
+    assert html.index("<script data-splitbrain-kit>") < html.index("<script>let particles")
+
+
+def test_the_command_line_writes_a_standalone_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("form.html", "form.json"):
+        shutil.copy(BOUND_PAGES / name, tmp_path / name)
+    out = tmp_path / "copy.html"
+    assert registry_module.main(["standalone", "form", "--dir", str(tmp_path), "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == load_target("form", tmp_path).standalone_html()
+    assert registry_module.main(["standalone", "nope", "--dir", str(tmp_path)]) == 2
+    assert "no target 'nope'" in capsys.readouterr().err
+
+
+def test_python_dash_m_splitbrain_widget_standalone_writes_the_page(tmp_path: Path) -> None:
+    out = tmp_path / "pendulum-standalone.html"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-W",
+            "error::RuntimeWarning",
+            "-m",
+            "splitbrain_widget",
+            "standalone",
+            "pendulum",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == ""
+    assert out.read_text(encoding="utf-8") == load_target("pendulum").standalone_html()
+    bad = subprocess.run(
+        [sys.executable, "-m", "splitbrain_widget", "standalone", "nope"], capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2 and "no target 'nope'" in bad.stderr
+
+
+def test_the_fixture_pages_load_bound() -> None:
+    for name in ("globals", "form", "button"):
+        target = load_target(BOUND_PAGES / f"{name}.json")
+        assert target.manifest.bound, name
+        assert f"{RUNTIME}.start(" in target.html
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+PAGE = "<!doctype html><html><head><title>t</title></head><body><script>let particles = [];</script></body></html>"
+
+
+def _target(raw: dict[str, Any]) -> registry_module.Target:
+    manifest = Manifest.from_dict(raw)
+    return registry_module.Target(manifest.id, manifest, PAGE)
+
+
+def _scripts(html: str) -> list[str]:
+    """The text of every script element, as an HTML parser splits the page."""
+    found: list[str] = []
+
+    class Scripts(HTMLParser):
+        inside = False
+
+        def handle_starttag(self, tag: str, attrs: Any) -> None:
+            if tag == "script":
+                self.inside = True
+                found.append("")
+
+        def handle_endtag(self, tag: str) -> None:
+            self.inside = self.inside and tag != "script"
+
+        def handle_data(self, data: str) -> None:
+            if self.inside:
+                found[-1] += data
+
+    Scripts().feed(html)
+    return found

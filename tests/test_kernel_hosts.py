@@ -1,0 +1,201 @@
+"""Where a blocking wait in a cell can hear the page, and what a call does where it cannot (issue #19).
+
+Run on every kernel of ``make kernel-matrix``. With a shell-channel thread (ipykernel 7) a blocking
+call in a cell waits for the page's answer. Without one (ipykernel 6.x and 5.x, the kernels hosted
+runtimes ship) the kernel reads the page's answer only after the cell, so the call answers
+``deferred`` at once: it sent the request and kept the change, and the page's state lands in
+``sim.state`` after the cell. Awaited calls, calls from other threads, the chat panel and the
+inspector hear the page on both. These tests measure the README's "Where it runs" table.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .kernel_python import blocking_calls_wait, start_frontend
+from .scripted_frontend import ScriptedFrontend
+
+pytestmark = pytest.mark.kernel
+
+FIXTURES = Path(__file__).parent / "fixtures" / "targets"
+WAITS = blocking_calls_wait()
+
+
+@pytest.fixture
+def fe() -> Iterator[ScriptedFrontend]:
+    frontend = start_frontend()
+    try:
+        frontend.check(
+            "import splitbrain_widget as sb, threading, asyncio, time\n"
+            f"sim = sb.TargetWidget('demo', targets_dir={str(FIXTURES)!r}, timeout=3)\n"
+            # An awaited poll: it lets the kernel's loop run (and read the page) between its tries.
+            "async def until(cond, seconds=10):\n"
+            "    t = time.monotonic()\n"
+            "    while not cond() and time.monotonic() - t < seconds: await asyncio.sleep(0.02)\n"
+            "    return cond()\n"
+        )
+        yield frontend
+    finally:
+        frontend.close()
+
+
+def test_a_blocking_call_in_a_cell_waits_where_it_can_and_defers_where_it_cannot(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "t0 = time.monotonic(); r = sim.set_parameter('speed', 12); took = time.monotonic() - t0\n"
+        "print(r.ok, r.error and r.error.code, r.applied, r.kept, sim.values['settings.speed'], took < 1.0)\n"
+        "print(r)"
+    )
+    first, message = out.splitlines()[:2]
+    if WAITS:
+        assert first == "True None True False 12 True"
+    else:
+        assert first == "False deferred False True 12 True"  # sent and kept, not applied, at once
+        assert "after the running cell ends" in message and "sim.state" in message
+    assert view.values["settings.speed"] == 12  # the page got it either way
+    # after the cell: the page's answer settled the request, and its state is the widget's
+    out = fe.check(
+        "ok = await until(lambda: sim.state.get('settings.speed') == 12 and not sim.bridge.pending)\n"
+        "print(ok, sim.audit[-1].code)"
+    )
+    assert out.split() == ["True", "None" if WAITS else "deferred"]
+
+
+def test_a_reset_in_a_cell_keeps_the_defaults_and_the_state_follows(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    fe.check("sim.set_parameter('speed', 30)")
+    out = fe.check("r = sim.reset()\nprint(r.ok, r.error and r.error.code, r.kept, sim.values['settings.speed'])")
+    assert out.split() == (["True", "None", "False", "8.0"] if WAITS else ["False", "deferred", "True", "8.0"])
+    out = fe.check("print(await until(lambda: sim.state.get('settings.speed') == 8.0 and not sim.bridge.pending))")
+    assert out.strip() == "True"
+    assert view.values["settings.speed"] == 8.0
+
+
+def test_a_state_request_in_a_cell_is_not_kept_and_its_answer_comes_after(fe: ScriptedFrontend) -> None:
+    fe.attach(fe.widget_comm(), "v1")
+    out = fe.check("r = sim.fetch_state()\nprint(r.ok, r.error and r.error.code, r.kept)")
+    assert out.split() == (["True", "None", "False"] if WAITS else ["False", "deferred", "False"])
+    out = fe.check("print(await until(lambda: sim.state.get('view') == 'v1' and not sim.bridge.pending))")
+    assert out.strip() == "True"
+
+
+def test_a_refusal_that_comes_after_the_cell_gives_back_the_values_it_replaced(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    fe.check("sim.set_parameter('speed', 6)")
+    view.behaviour = "throw"
+    out = fe.check("r = sim.set_parameter('speed', 4)\nprint(r.ok, r.error.code)")
+    assert out.split() == ["False", "target_error" if WAITS else "deferred"]
+    out = fe.check("print(await until(lambda: sim.values['settings.speed'] == 6 and not sim.bridge.pending))")
+    assert out.strip() == "True"  # the page refused 4: the kernel does not claim it has it
+
+
+def test_a_silent_page_ends_a_deferred_call_after_its_timeout_counted_from_the_cells_end(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    view.behaviour = "silent"
+    out = fe.check("r = sim.set_parameter('speed', 5, timeout=0.5)\nprint(r.ok, r.error.code, r.kept)")
+    assert out.split() == ["False", "timeout" if WAITS else "deferred", "True"]
+    out = fe.check("print(await until(lambda: not sim.bridge.pending), sim.values['settings.speed'])")
+    # nothing left pending; the change is kept (the kernel's log may say, above, how the call ended)
+    assert out.splitlines()[-1].split() == ["True", "5"]
+
+
+def test_awaited_calls_in_a_cell_hear_the_page(fe: ScriptedFrontend) -> None:
+    fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "r = await sim.aset_parameters({'speed': 20, 'mode': 'manual'})\ns = await sim.afetch_state()\n"
+        "print(r.ok, r.state['settings.mode'], s.ok, s.state['settings.speed'])"
+    )
+    assert out.split() == ["True", "manual", "True", "20"]
+
+
+def test_a_call_from_another_thread_hears_the_page_once_the_cell_ends(fe: ScriptedFrontend) -> None:
+    fe.attach(fe.widget_comm(), "v1")
+    fe.check(
+        "box = []\nworker = threading.Thread(target=lambda: box.append(sim.set_parameter('count', 7)))\nworker.start()"
+    )
+    out = fe.check("print(await until(lambda: bool(box)), box[0].ok, box[0].state['settings.count'])")
+    assert out.split() == ["True", "True", "7"]
+
+
+def test_a_call_from_another_thread_that_the_cell_blocks_on_waits_for_the_cell(fe: ScriptedFrontend) -> None:
+    """The cell joins the thread: with a shell-channel thread the page's answer comes anyway; without
+    one it comes only after the cell, so the call's own deadline ends it (kept, not lost)."""
+    fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "box = []\nworker = threading.Thread(target=lambda: box.append(sim.set_parameter('count', 6, timeout=1)))\n"
+        "worker.start(); worker.join(10)\nprint(box[0].ok, box[0].error and box[0].error.code, sim.values['settings.count'])"
+    )
+    assert out.split() == (["True", "None", "6"] if WAITS else ["False", "timeout", "6"])
+
+
+def test_the_chat_panel_answers_and_its_change_reaches_the_page(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    fe.send_custom(fe.widget_comm(), {"kind": "chat", "text": "set the speed to 17"})
+    out = fe.check(
+        "done = await until(lambda: any(e['role'] == 'assistant' for e in sim.transcript), 30)\n"
+        "print(done, sim.values['settings.speed'], [e['role'] for e in sim.transcript])\n"
+        "print([e['text'] for e in sim.transcript if e['role'] == 'error'])"
+    )
+    done, speed, roles = out.splitlines()[-2].split(" ", 2)  # the last two lines: the kernel's log may come first
+    assert (done, float(speed)) == ("True", 17.0), out
+    assert "'tool'" in roles and "'error'" not in roles
+    assert view.values["settings.speed"] == 17.0
+    out = fe.check("print(sim.audit[-1].op, sim.audit[-1].ok, sim.audit[-1].source)")
+    assert out.split()[:2] == ["set_parameters", "True"] and "chat:" in out
+
+
+def test_the_inspector_sets_a_value_on_the_page(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    fe.send_custom(fe.widget_comm(), {"kind": "set", "values": {"settings.speed": 5}})
+    out = fe.check(
+        "ok = await until(lambda: len(sim.audit) > 0 and not sim.bridge.pending)\n"
+        "print(ok, sim.audit[-1].ok, sim.audit[-1].source, sim.values['settings.speed'])"
+    )
+    assert out.split() == ["True", "True", "inspector", "5"]
+    assert view.values["settings.speed"] == 5
+
+
+def test_many_blocking_calls_in_a_cell_return_and_leave_nothing_pending(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    started = time.monotonic()
+    out = fe.check(
+        "rs = [sim.set_parameter('speed', i % 50) for i in range(300)]\n"
+        "print(sum(r.ok for r in rs), sum(r.error is not None and r.error.code == 'deferred' for r in rs))",
+        timeout=120,
+    )
+    assert out.split() == (["300", "0"] if WAITS else ["0", "300"])
+    out = fe.check("print(await until(lambda: not sim.bridge.pending, 30), sim.state.get('settings.speed'))")
+    assert out.split() == ["True", "49"]
+    assert len(view.applied_ids) == 300 and view.values["settings.speed"] == 49
+    print(f"300 blocking calls and their answers: {time.monotonic() - started:.2f} s")
+
+
+def test_an_awaited_agent_in_a_cell_hears_the_page(fe: ScriptedFrontend) -> None:
+    view = fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "r = await sb.Agent(sim).aask('set the speed to 17')\nprint(sim.audit[-1].ok, sim.values['settings.speed'])\nprint(r.text)"
+    )
+    assert out.splitlines()[0] == "True 17.0", out
+    assert view.values["settings.speed"] == 17.0
+
+
+def test_a_blocking_agent_in_a_cell_waits_where_it_can_and_says_kept_where_it_cannot(fe: ScriptedFrontend) -> None:
+    """``agent.ask`` runs the agent on a worker thread and the cell waits for it: without a shell-channel
+    thread the page's answers come only after the cell, so each change ends at its timeout, kept and
+    said so (the reply tells the person; nothing hangs past the timeout)."""
+    view = fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "sim.timeout = 1\nr = sb.Agent(sim).ask('set the speed to 19')\n"
+        "print(sim.audit[-1].ok, sim.audit[-1].code, sim.values['settings.speed'])\nprint(r.text)"
+    )
+    first, reply = out.splitlines()[:2]
+    if WAITS:
+        assert first == "True None 19.0"
+    else:
+        assert first == "False timeout 19.0" and "kept" in reply and "did not apply" in reply
+    fe.check("print(await until(lambda: not sim.bridge.pending))")
+    assert view.values["settings.speed"] == 19.0

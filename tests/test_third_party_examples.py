@@ -1,0 +1,231 @@
+"""The third-party pages under examples/third_party: each manifest loads, binds everything, and its page assembles.
+
+The pages are other people's code, unchanged apart from inlining (see each folder's README); the
+manifests steer them through globals, form controls and top-level ``let`` variables. The tests
+without a browser check the files; the ``browser`` ones run each page headless (virtual clock).
+``EXAMPLES`` is shared with tests/browser/test_third_party_browser.py.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import splitbrain_widget as sb
+from splitbrain_widget import registry
+
+from .browser_env import require_browser
+
+ROOT = Path(__file__).resolve().parents[1]
+THIRD_PARTY = ROOT / "examples" / "third_party"
+
+
+@dataclass(frozen=True)
+class Example:
+    """One page: how it is steered, values to apply (none a default) and what its actions do."""
+
+    name: str
+    kind: str  # "globals" | "form controls" | "top-level let"
+    license: str  # a phrase its LICENSE file holds
+    changes: dict[str, Any]
+    clock: str  # an observable that counts frames ("" when the page has none)
+    alone: tuple[str, ...] = ()  # changes applied one by one after the others (they change how the rest reads)
+    actions: dict[str, dict[str, Any]] = field(default_factory=dict)  # action -> state entries it leads to
+
+    @property
+    def page(self) -> Path:
+        return THIRD_PARTY / self.name / f"{self.name}.html"
+
+    def load(self) -> registry.Target:
+        return sb.load_target(self.page)
+
+
+EXAMPLES = (
+    Example(
+        "euler_fluid",
+        "globals",
+        "MIT License",
+        {
+            "solver.gravity": -3.5,
+            "solver.iterations": 60,
+            "solver.over_relaxation": 1.5,
+            "solver.time_step": 0.01,
+            "solver.paused": True,
+            "display.show_pressure": True,
+            "display.show_smoke": False,
+            "display.show_streamlines": True,
+            "display.show_velocities": True,
+        },
+        clock="frame",
+        actions={
+            "tank": {"scene": 0, "cells_high": 50, "solver.gravity": -9.81, "display.show_pressure": True},
+            "paint": {"scene": 2, "cells_high": 100, "solver.over_relaxation": 1.0},
+            "hires_tunnel": {"scene": 3, "cells_high": 200, "solver.iterations": 100},
+            "wind_tunnel": {"scene": 1, "cells_high": 100, "solver.gravity": 0.0, "display.show_smoke": True},
+        },
+    ),
+    Example(
+        "lorossi_boids",
+        "form controls",
+        "Attribution 4.0 International",
+        {
+            "flock.separation": 1.25,
+            "flock.alignment": 2.0,
+            "flock.cohesion": 0.35,
+            "flock.view_range": 120,
+            "look.hue": 200,
+            "look.show_trail": False,
+            "look.show_stats": True,
+            "flock.time_changing": True,
+        },
+        clock="",
+        alone=("flock.time_changing",),
+        actions={
+            "draw_obstacles": {"draw_button": "Done"},
+            "erase_obstacles": {"draw_button": "Draw obstacles"},  # leaves draw mode
+            "erase_all_obstacles": {},
+            "add_boid": {},
+            "remove_boid": {},
+            "reset": {},
+        },
+    ),
+    Example(
+        "double_pendulum",
+        "top-level let",
+        "MIT License",
+        {
+            "pendulum.length1": 90,
+            "pendulum.length2": 150,
+            "pendulum.mass1": 20,
+            "pendulum.mass2": 5,
+            "pendulum.gravity": 0.5,
+        },
+        clock="frame",
+    ),
+)
+IDS = [e.name for e in EXAMPLES]
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, numbers within a rounding error (a slider reports "1.25", a page may round)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+    return bool(a == b)
+
+
+# -- the files ------------------------------------------------------------------------------------
+
+
+def test_every_folder_is_an_example() -> None:
+    folders = sorted(p.name for p in THIRD_PARTY.iterdir() if p.is_dir())
+    assert folders == sorted(IDS)
+    listed = (THIRD_PARTY / "README.md").read_text(encoding="utf-8")
+    for name in IDS:
+        assert f"[{name}]({name}/)" in listed, f"examples/third_party/README.md does not list {name}"
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
+def test_the_manifest_loads_and_binds_everything(example: Example) -> None:
+    target = example.load()
+    manifest = target.manifest
+    assert target.id == manifest.id == example.name
+    assert manifest.bound
+    assert manifest.title and manifest.description
+    unbound = [p.path for p in manifest.parameters.values() if p.bind is None]
+    assert not unbound, f"{example.name}: parameters without bind: {unbound}"
+    unread = [name for name, o in manifest.observables.items() if o.read is None]
+    assert not unread, f"{example.name}: observables without read: {unread}"
+    assert all(a.bind is not None for a in manifest.actions.values())
+    assert manifest.csp is None, "every example runs under the default CSP"
+    kinds = {p.bind.kind for p in manifest.parameters.values() if p.bind is not None}
+    assert kinds == {"selector" if example.kind == "form controls" else "global"}
+    assert set(example.changes) == set(manifest.parameters), "the test changes every parameter"
+    assert set(example.actions) == set(manifest.actions), "the test runs every action"
+    for path, value in example.changes.items():
+        param = manifest.parameters[path]
+        assert param.check_value(value) == value and not same(value, param.value), path
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
+def test_it_is_listed_from_its_folder(example: Example) -> None:
+    listing = sb.list_targets(THIRD_PARTY / example.name)
+    assert example.name in listing.ids()
+    assert not [p for p in listing.problems if example.name in p], listing.problems
+
+
+_RESOURCE = re.compile(
+    r"<(?:script|link|img|iframe|source|video|audio|embed|object)\b[^>]*?\b(?:src|href)\s*=\s*[\"']?([^\"'\s>]+)", re.I
+)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
+def test_the_page_is_self_contained_and_assembles(example: Example) -> None:
+    page = example.page.read_text(encoding="utf-8")
+    markup = re.sub(r"(<(script|style)\b[^>]*>).*?(</\2)", r"\1\3", page, flags=re.S | re.I)
+    outside = [url for url in _RESOURCE.findall(markup) if not url.startswith("data:")]
+    assert not outside, f"{example.name} loads {outside}: inline it"
+    styles = "".join(re.findall(r"<style\b[^>]*>(.*?)</style", page, flags=re.S | re.I))
+    assert not re.search(r"url\(\s*(?![\"']?data:)", styles), "a CSS url() that is not a data: URL"
+    html = example.load().html
+    head = html[: html.lower().find("<script")]
+    assert f'content="{registry.DEFAULT_CSP}"' in head, "the default CSP comes first"
+    assert registry.target_api_script() in html
+    assert html.count("<script") > page.count("<script"), "the target API and the bindings are added"
+    assert page.replace("\r\n", "\n").strip()[-200:] in html.replace("\r\n", "\n"), "the page itself is kept whole"
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
+def test_license_and_provenance_are_beside_it(example: Example) -> None:
+    folder = THIRD_PARTY / example.name
+    license_text = (folder / "LICENSE").read_text(encoding="utf-8")
+    assert example.license in license_text
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert re.search(r"\b[0-9a-f]{40}\b", readme), "the README names the commit"
+    assert "github.com/" in readme and "**Inlined**" in readme and "**Changed**" in readme
+    if "p5" in (folder / f"{example.name}.html").read_text(encoding="utf-8")[:2000]:
+        assert "LESSER GENERAL PUBLIC LICENSE" in (folder / "P5-LICENSE.txt").read_text(encoding="utf-8")
+        assert "LGPL-2.1" in readme
+
+
+# -- headless, on the virtual clock ----------------------------------------------------------------
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
+def test_headless_apply_read_back_and_advance(example: Example) -> None:
+    """On the virtual clock too; lorossi_boids gets ready in a 50 ms timer of its own, which runs
+    because the clock moves on by itself, a frame at a time, until the page is ready."""
+    require_browser()
+    from splitbrain_widget.headless import HeadlessTarget
+
+    manifest = example.load().manifest
+    with HeadlessTarget(example.page, timeout=30) as sim:
+        reply = sim.fetch_state()
+        assert reply.ok and reply.state is not None, reply.error
+        first = reply.state
+        missing = [k for k in [*manifest.parameters, *manifest.observables] if k not in first]
+        assert not missing, f"the first state lacks {missing}: {first}"
+        for path, param in manifest.parameters.items():
+            assert same(first[path], param.value), (path, first[path], param.value)
+        together = {p: v for p, v in example.changes.items() if p not in example.alone}
+        result = sim.set_parameters(together)
+        assert result.ok and result.state is not None, result.error
+        applied = result.state
+        wrong = {p: applied.get(p) for p, v in together.items() if not same(applied.get(p), v)}
+        assert not wrong, f"read back differs from what was applied: {wrong}"
+        for path in example.alone:
+            alone = sim.set_parameter(path, example.changes[path])
+            assert alone.ok and alone.state is not None, (path, alone.error)
+            assert same(alone.state[path], example.changes[path]), (path, alone.state)
+        if example.clock:
+            before = applied[example.clock]
+            after = sim.advance(2.0)
+            assert after[example.clock] > before, (before, after)
+            assert all(after.get(name) is not None for name in manifest.observables), after
