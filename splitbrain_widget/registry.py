@@ -225,7 +225,7 @@ def _static_script(name: str) -> str:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TargetError(f"{path}: cannot read the built script ({exc})", "run `node js/build.mjs`") from None
-    return text.replace("</script", "<\\/script")
+    return _bindings.script_text(text)  # one escaping rule for every inlined script
 
 
 def target_api_script() -> str:
