@@ -17,7 +17,10 @@
  *   state) or an `error` with code `target_error`;
  * - posts `ready` (with a fresh id per page load, so the view notices a page
  *   that reloads itself) with targetOrigin '*' and everything else to the
- *   origin of the first accepted parent message ('*' while unknown or opaque).
+ *   origin of the first accepted parent message ('*' while unknown or opaque);
+ * - posts at most two of the states a page reports within one task (the first
+ *   at once, the last when the task's code is done), so a page that reports in
+ *   a tight loop costs the notebook page two messages, not one per call.
  *
  * In a page that is not framed (`window.parent === window`) the API exists but
  * posts nothing and listens to nothing, so a target can be opened on its own.
@@ -175,6 +178,10 @@ export function installTargetApi(targetWindow) {
   let droppedBeforeReady = 0;
   /** Handlers run one after another: each waits for the previous one to settle. */
   let handlerChain = Promise.resolve();
+  /** a `state()` of this task that waits for the task's end (a later one in the same task replaces it) */
+  let pendingState = /** @type {State | null} */ (null);
+  /** whether a `state()` was posted in this task (reset in a microtask, when the task's code is done) */
+  let postedThisTask = false;
 
   /**
    * @param {Record<string, unknown>} body  the message without source and nonce
@@ -182,6 +189,7 @@ export function installTargetApi(targetWindow) {
    * @param {string} [targetOrigin]
    */
   function post(body, id, targetOrigin = replyOrigin ?? "*") {
+    flushState(); // a state reported before this message goes first, as the page reported it
     /** @type {Record<string, unknown>} */
     const message = { source: TARGET_SOURCE, nonce, ...body };
     if (id !== undefined) message.id = id;
@@ -200,6 +208,32 @@ export function installTargetApi(targetWindow) {
     } catch (postFailure) {
       console.error("SplitBrain: could not report an error to the view:", postFailure);
     }
+  }
+
+  /** Post the state that waited for its task's end, if any. */
+  function flushState() {
+    if (pendingState === null) return;
+    const payload = pendingState;
+    pendingState = null;
+    try {
+      post({ type: "state", payload }, undefined);
+    } catch (err) {
+      postError(undefined, `a state could not be sent: ${errorText(err)}`);
+    }
+  }
+
+  /** Post a reported state: the first of a task at once, the last of the rest when the task ends. */
+  function reportState(/** @type {State} */ state) {
+    if (postedThisTask) {
+      pendingState = state;
+      return;
+    }
+    postedThisTask = true;
+    Promise.resolve().then(() => {
+      postedThisTask = false;
+      flushState();
+    });
+    post({ type: "state", payload: state }, undefined);
   }
 
   /**
@@ -296,7 +330,7 @@ export function installTargetApi(targetWindow) {
         throw new TypeError(`SplitBrain.state expects a plain object, got ${got}`);
       }
       lastState = state;
-      if (isReady && framed) post({ type: "state", payload: state }, undefined);
+      if (isReady && framed) reportState(state);
     },
     ready() {
       if (isReady) return;

@@ -48,3 +48,26 @@ def answers_reach_caller(host: ViewHost, *, headless_page: bool = False, awaitin
     if headless_page or not isinstance(host, CommHost):
         return True
     return _kernel_tap.replies_reach_this_thread(awaiting=awaiting)
+
+
+def blocking_wait_hears(sim: Any) -> bool:
+    """Whether a call that blocks this thread until ``sim``'s page answers (``record``, ``agent.ask``)
+    can hear the page before the running cell ends: a headless page always, a notebook view where
+    the kernel reads its answers on another thread (ipykernel 7, or a thread of ours)."""
+    return answers_reach_caller(sim.host, headless_page=sim.can_advance)
+
+
+def cannot_hear_in_cell(what: str, instead: str) -> str:
+    """Why ``what`` cannot run in this cell, and what to use: ``instead`` (an awaited twin, where the
+    host's loop reads the page while a cell awaits) or, in marimo, the chat panel or a headless page."""
+    where = _kernel_tap.describe()
+    if _kernel_tap.in_marimo_cell():
+        return (
+            f"{what} in a cell cannot hear the page on {where}, so it would see no answer: use the "
+            "chat panel, or a HeadlessTarget / a widget made with headless=True (simulated time)"
+        )
+    return (
+        f"{what} in a cell cannot hear the page on {where} before the cell ends, so it would see no "
+        f"answer: use {instead} in the cell instead (the kernel reads the page while a cell awaits), or a "
+        "HeadlessTarget / a widget made with headless=True"
+    )

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._host import blocking_wait_hears, cannot_hear_in_cell
 from ._seek import _read
 from .manifest import Manifest
 
@@ -87,7 +88,8 @@ def record(
             recording would have more than 100,000 rows, or ``observables`` names an observable the
             manifest does not declare (the message lists the declared ones).
         RuntimeError: no view shows the widget and it has no headless page (display it, or record a
-            HeadlessTarget), or a live page reported no state at all.
+            HeadlessTarget), a live page reported no state at all, or the call blocks a cell that
+            cannot hear the page (ipykernel < 7, marimo: the message says what to use instead).
         HeadlessError: a headless page failed to advance (the message says at which simulated time).
     """
     seconds_f = _positive("seconds", seconds)
@@ -105,6 +107,8 @@ def record(
         )
     names = _names(observables, sim.schema)
     if not sim.can_advance:
+        if not blocking_wait_hears(sim):
+            raise RuntimeError(cannot_hear_in_cell("record()", "`df = await sim.arecord(...)`"))
         _start(sim)
     if sim.can_advance:
         states: list[dict[str, Any] | None] = list(_advance_steps(sim, rows, every_f, cancelled))

@@ -183,19 +183,57 @@ def test_an_awaited_agent_in_a_cell_hears_the_page(fe: ScriptedFrontend) -> None
     assert view.values["settings.speed"] == 17.0
 
 
-def test_a_blocking_agent_in_a_cell_waits_where_it_can_and_says_kept_where_it_cannot(fe: ScriptedFrontend) -> None:
+def test_a_blocking_agent_in_a_cell_waits_where_it_can_and_names_the_awaited_twin_where_it_cannot(
+    fe: ScriptedFrontend,
+) -> None:
     """``agent.ask`` runs the agent on a worker thread and the cell waits for it: without a shell-channel
-    thread the page's answers come only after the cell, so each change ends at its timeout, kept and
-    said so (the reply tells the person; nothing hangs past the timeout)."""
+    thread the page's answers could come only after the cell, so it raises at once, naming
+    ``await agent.aask``, and changes nothing (before, each change waited out its timeout)."""
     view = fe.attach(fe.widget_comm(), "v1")
     out = fe.check(
-        "sim.timeout = 1\nr = sb.Agent(sim).ask('set the speed to 19')\n"
-        "print(sim.audit[-1].ok, sim.audit[-1].code, sim.values['settings.speed'])\nprint(r.text)"
+        "agent = sb.Agent(sim); t0 = time.monotonic()\n"
+        "try:\n    r = agent.ask('set the speed to 19'); print('ran', sim.audit[-1].ok, sim.values['settings.speed'])\n"
+        "except RuntimeError as e:\n    print('raised', round(time.monotonic() - t0, 1), len(sim.audit)); print(e)"
     )
-    first, reply = out.splitlines()[:2]
+    first, *rest = out.splitlines()
     if WAITS:
-        assert first == "True None 19.0"
+        assert first == "ran True 19.0"
+        fe.check("print(await until(lambda: not sim.bridge.pending))")
+        assert view.values["settings.speed"] == 19.0
     else:
-        assert first == "False timeout 19.0" and "kept" in reply and "did not apply" in reply
-    fe.check("print(await until(lambda: not sim.bridge.pending))")
-    assert view.values["settings.speed"] == 19.0
+        assert first == "raised 0.0 0", out
+        message = rest[0]
+        assert "await agent.aask(...)" in message and "no shell-channel thread" in message, message
+        assert "settings.speed" not in view.values or view.values["settings.speed"] != 19.0
+
+
+def test_a_blocking_recording_in_a_cell_records_where_it_can_and_names_the_awaited_twin_where_it_cannot(
+    fe: ScriptedFrontend,
+) -> None:
+    """``record`` watches the page's reports while the cell waits: without a shell-channel thread none
+    would arrive before the cell ends, so it raises at once, naming ``await sim.arecord``, which
+    records there (the kernel's loop reads the reports while the cell awaits)."""
+    view = fe.attach(fe.widget_comm(), "v1")
+    comm = fe.widget_comm()
+
+    def report(i: int) -> None:
+        fe.send_custom(comm, {"kind": "event", "view_id": "v1", "type": "state", "payload": {"echo": i}})
+        if i < 40:
+            fe.after(0.05, lambda: report(i + 1))
+
+    fe.after(0.3, lambda: report(1))  # the scripted frontend fires its timers while it waits for a cell
+    out = fe.check(
+        "try:\n    df = sim.record(1.0, every=0.1, observables='echo'); print('ran', len(df))\n"
+        "except RuntimeError as e:\n    print('raised'); print(e)"
+    )
+    if WAITS:
+        assert out.splitlines()[0] == "ran 10", out
+    else:
+        first, message = out.splitlines()[:2]
+        assert first == "raised" and "await sim.arecord(...)" in message, out
+        out = fe.check(
+            "df = await sim.arecord(1.0, every=0.1, observables='echo')\n"
+            "print(len(df), df.attrs['reports'] > 0, df['echo'].notna().sum() > 0)"
+        )
+        assert out.splitlines()[-1] == "10 True True", out
+    assert view.view_id == "v1"

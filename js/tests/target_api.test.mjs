@@ -810,6 +810,52 @@ describe("SplitBrain.state()", () => {
     assert.equal(Object.hasOwn(posted?.message, "id"), false);
   });
 
+  test("a tight loop posts the first state at once and the last when its task ends", async () => {
+    const frame = makeFrame();
+    frame.api.ready();
+    for (let i = 0; i < 100_000; i += 1) frame.api.state({ i });
+    assert.deepEqual(frame.replies().map((m) => m.payload), [{ i: 0 }]);
+    await Promise.resolve();
+    await Promise.resolve();
+    assert.deepEqual(frame.replies().map((m) => m.payload), [{ i: 0 }, { i: 99_999 }]);
+    frame.api.state({ i: "next task" });
+    assert.deepEqual(frame.replies().at(-1)?.payload, { i: "next task" }, "a new task posts at once again");
+  });
+
+  test("a state that waits for its task's end goes before any later message", async () => {
+    const frame = makeFrame();
+    frame.api.onApply(() => ({ answer: true }));
+    frame.api.ready();
+    frame.send("apply", { id: "r1", payload: {} });
+    frame.api.state({ n: 1 });
+    frame.api.state({ n: 2 });
+    await settle();
+    assert.deepEqual(
+      frame.replies().map((m) => [m.id, m.payload]),
+      [
+        [undefined, { n: 1 }],
+        [undefined, { n: 2 }],
+        ["r1", { answer: true }],
+      ],
+    );
+  });
+
+  test("a waiting state that cannot be cloned is reported as an error", async () => {
+    const frame = makeFrame();
+    frame.api.ready();
+    const clone = frame.parent.postMessage;
+    frame.parent.postMessage = (/** @type {any} */ message, /** @type {string} */ origin) => {
+      if (message.payload?.fn) throw new DOMException("could not be cloned", "DataCloneError");
+      clone(message, origin);
+    };
+    frame.api.state({ ok: 1 });
+    frame.api.state({ fn: true });
+    await settle();
+    const last = frame.replies().at(-1);
+    assert.equal(last?.type, "error");
+    assert.match(last?.error.message, /^a state could not be sent: DataCloneError/);
+  });
+
   test("rejects anything but a plain object", () => {
     const frame = makeFrame();
     for (const bad of [null, 3, "x", [1], new Date(0)]) {

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._audit import call_source, current_source
+from .._host import blocking_wait_hears, cannot_hear_in_cell
 from ._events import AgentEvent, Done
 from ._loops import LoopLimits
 
@@ -164,8 +165,11 @@ class Agent:
 
         The run happens on a worker thread with its own event loop. A KeyboardInterrupt (the
         notebook's Stop) cancels it: pending browser calls close as ``cancelled`` and the history
-        stays valid; the interrupt is then re-raised.
+        stays valid; the interrupt is then re-raised. Where a cell that blocks cannot hear the page
+        (ipykernel < 7, marimo) it raises RuntimeError at once, naming what to use instead.
         """
+        if not blocking_wait_hears(self.sim):
+            raise RuntimeError(cannot_hear_in_cell("agent.ask()", "`await agent.aask(...)`"))
         box: list[AgentResult | BaseException] = []
         context = contextvars.copy_context()  # threads start with an empty one: the call source goes along
 
@@ -191,6 +195,8 @@ class Agent:
 
     def events(self, text: str) -> Iterator[AgentEvent]:
         """Run ``text`` and yield events as they happen (text deltas, tool calls, retry waits, fallback, done)."""
+        if not blocking_wait_hears(self.sim):
+            raise RuntimeError(cannot_hear_in_cell("agent.events()", "`async for event in agent.aevents(...)`"))
         events: queue.Queue[AgentEvent | BaseException | None] = queue.Queue()
 
         def work() -> None:

@@ -412,6 +412,18 @@ WS_TRACE_SCRIPT = """
   const log = (text) => console.debug(`[ws +${Math.round(performance.now() - t0)}] ${text}`);
   const nativeError = console.error;
   console.error = (...args) => { log(`console.error ${String(args[0]).slice(0, 120)}`); nativeError.apply(console, args); };
+  // main-thread tasks over 50 ms, with the frame whose script ran (a target iframe's name is its nonce)
+  if (window.top === window && typeof PerformanceObserver === 'function') {
+    try {
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) {
+          const a = (e.attribution || [])[0] || {};
+          log(`long task ${Math.round(e.duration)} ms from +${Math.round(e.startTime - t0)} ` +
+            `(${e.name}; ${a.containerType || ''} ${(a.containerName || '').slice(0, 8)} ${a.containerSrc || ''})`);
+        }
+      }).observe({ type: 'longtask', buffered: true });
+    } catch (e) { /* no longtask support */ }
+  }
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(url, protocols) {

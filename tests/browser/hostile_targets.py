@@ -10,8 +10,9 @@ they can aim their requests at the real server under test.
   ``<img>``, WebSocket, EventSource, sendBeacon, a nested iframe, a form post), and post forged
   protocol messages to the parent and to its siblings. Every outcome (the exception's name, or what
   happened) goes into ``document.body.dataset.report`` (JSON) and into its state. Its state also
-  carries a planted instruction (:data:`PLANTED`). ``action="flood"`` posts 100,000 states plus
-  forged and error messages in a tight loop, then keeps flooding for a few seconds;
+  carries a planted instruction (:data:`PLANTED`). ``action="flood"`` reports 100,000 states
+  through the target API and posts 40,000 forged messages of its own in a tight loop, then keeps
+  reporting for a few seconds;
   ``action="huge"`` answers with a 50 MB state; ``action="huge_unicode"`` with a state that is
   under the view's bound in characters but over the kernel's bound once JSON-escaped.
 - ``relaxed``: a manifest whose ``csp`` allows ``connect-src`` to the server; ``action="probe"``
@@ -209,7 +210,8 @@ ATTACKER_HTML = r"""<!doctype html>
   }
 
   function flood() {
-    // 1. a tight loop of 100,000 states with its own (valid) nonce
+    // 1. a tight loop of 100,000 states through the target API (which posts two of them: the first
+    //    and the last of the task)
     for (let i = 0; i < __FLOOD_STATES__; i += 1) SplitBrain.state({ ...values, flood: i, note: PLANTED });
     // 2. forged replies to ids that are not pending, forged readies, and errors without an id
     const post = (m) => window.parent.postMessage({ source: "splitbrain-target", nonce: SplitBrain.nonce, ...m }, "*");

@@ -146,6 +146,32 @@ APP = textwrap.dedent(
 
     @app.cell
     def _(mo):
+        wait_button = mo.ui.run_button(label="ask and record from a cell")
+        wait_button
+        return (wait_button,)
+
+
+    @app.cell
+    def _(json, mo, sb, sim, time, wait_button):
+        mo.stop(not wait_button.value)
+        _out = {"at": time.time_ns()}
+        _agent = sb.Agent(sim)
+        for _name, _call in (
+            ("ask", lambda: _agent.ask("set the speed to 25")),
+            ("record", lambda: sim.record(1.0, every=0.5)),
+        ):
+            _started = time.monotonic()
+            try:
+                _call()
+                _out[_name] = ["returned", round(time.monotonic() - _started, 3), ""]
+            except RuntimeError as _e:
+                _out[_name] = ["raised", round(time.monotonic() - _started, 3), str(_e)]
+        mo.plain_text("WAITED " + json.dumps(_out))
+        return
+
+
+    @app.cell
+    def _(mo):
         read_button = mo.ui.run_button(label="read the state")
         read_button
         return (read_button,)
@@ -494,6 +520,19 @@ def test_an_awaited_call_from_a_cell_returns_at_once_as_deferred(notebook: Marim
     assert_deferred_at_once(result)
     found = notebook.read_state(lambda s: s["state"].get("display.size") == 30)
     assert found["values"]["display.size"] == 30, found
+
+
+def test_agent_ask_and_record_in_a_cell_raise_at_once_naming_what_works(notebook: MarimoNotebook) -> None:
+    """Both would block the cell for answers marimo delivers only after it: they raise at once and
+    point to the chat panel or a headless page (an awaited twin would not hear the page either)."""
+    notebook.wait_view("sim")
+    result, _ = notebook.click_and_read("ask and record from a cell", "WAITED")
+    for name in ("ask", "record"):
+        outcome, seconds, message = result[name]
+        assert outcome == "raised" and seconds < AT_ONCE_S, result
+        assert "marimo" in message and "chat panel" in message and "headless=True" in message, message
+    found = notebook.read_state(lambda s: True)
+    assert found["values"].get("settings.speed") != 25, found  # the agent never ran
 
 
 def test_the_chat_panel_answers_and_python_reads_the_result(notebook: MarimoNotebook) -> None:
