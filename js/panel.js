@@ -338,6 +338,9 @@ export const PANEL_STYLE = `
 .sb-obs:not([data-kind="number"]) .sb-spark { visibility: hidden; }
 `;
 
+/** Chat events held while the page is in the background; past this many, they show as they come. */
+const MAX_HELD_EVENTS = 10_000;
+
 /**
  * Mount the panel into `host`; returns a cleanup function.
  * @param {HTMLElement} host
@@ -372,6 +375,13 @@ export function mountPanel(host, model, signal) {
 
   /** @type {HTMLElement | null} live assistant text of the run in progress */
   let live = null;
+  // While the notebook's page is in the background the run's events (and transcript renders, as
+  // null) wait here, in order, and show at once when it comes back: nobody reads them meanwhile,
+  // and a hidden page lays nothing out.
+  /** @type {(ChatEvent | null)[]} */
+  const held = [];
+  let replaying = false;
+  const doc = host.ownerDocument;
   /** @type {Map<string, HTMLElement>} chips of the run in progress, by call id */
   const chips = new Map();
   /** @type {Map<string, HTMLElement>} open approval prompts */
@@ -380,7 +390,7 @@ export function mountPanel(host, model, signal) {
   let countdown = null;
 
   const scroll = () => {
-    log.scrollTop = log.scrollHeight;
+    if (!replaying) log.scrollTop = log.scrollHeight; // a replay of held events scrolls once, at its end
   };
 
   /**
@@ -420,6 +430,11 @@ export function mountPanel(host, model, signal) {
   }
 
   function renderTranscript() {
+    if (doc.hidden && !replaying) {
+      held.push(null); // in its place among the held events
+      if (held.length >= MAX_HELD_EVENTS) replayHeld();
+      return;
+    }
     log.replaceChildren();
     chips.clear();
     live = null;
@@ -436,8 +451,44 @@ export function mountPanel(host, model, signal) {
     banners.querySelector(".sb-retry")?.remove();
   }
 
+  /** Show what was held, in order: consecutive text as one, a retry banner only if still waiting. */
+  function replayHeld() {
+    const events = held.splice(0);
+    replaying = true;
+    try {
+      for (let i = 0; i < events.length; i += 1) {
+        const event = events[i];
+        if (event === null) {
+          renderTranscript();
+        } else if (event.kind === "text") {
+          let text = event.text;
+          while (events[i + 1]?.kind === "text") text += /** @type {{text: string}} */ (events[(i += 1)]).text;
+          onEvent({ kind: "text", text });
+        } else if (event.kind !== "retry_wait" || (i === events.length - 1 && model.get("chat_busy"))) {
+          onEvent(event); // a retry wait that others followed (or a run that ended) is over
+        }
+      }
+    } finally {
+      replaying = false;
+    }
+    scroll();
+  }
+  doc.addEventListener(
+    "visibilitychange",
+    () => {
+      panel.dataset.paused = String(doc.hidden);
+      if (!doc.hidden) replayHeld();
+    },
+    { signal },
+  );
+
   /** @param {ChatEvent} event */
   function onEvent(event) {
+    if (doc.hidden && !replaying) {
+      held.push(event);
+      if (held.length >= MAX_HELD_EVENTS) replayHeld(); // in order, and the holding starts over
+      return;
+    }
     switch (event.kind) {
       case "text":
         if (!live) live = bubble("assistant", "");

@@ -21,7 +21,7 @@
 export const PROTOCOL_VERSION = 1;
 
 /** The compatible additions within the major version that this translation knows (docs/protocol.md, Versions). */
-export const PROTOCOL_MINOR = 5;
+export const PROTOCOL_MINOR = 6;
 
 /** `source` of every view -> target postMessage. */
 export const PARENT_SOURCE = "splitbrain-parent";
@@ -78,6 +78,7 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
   "denied",
   "goal_unreachable",
   "not_measured",
+  "page_hidden",
   "internal_error",
 ]);
 
@@ -85,7 +86,7 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
  * One error envelope everywhere (protocol.md section 3).
  * @typedef {"no_view" | "deferred" | "protocol_mismatch" | "not_ready" | "timeout" | "cancelled" | "unknown_param"
  *   | "invalid_value" | "readonly" | "unknown_target" | "target_error" | "truncated_call" | "loop_blocked"
- *   | "denied" | "goal_unreachable" | "not_measured" | "internal_error"} ErrorCode
+ *   | "denied" | "goal_unreachable" | "not_measured" | "page_hidden" | "internal_error"} ErrorCode
  */
 
 /**
@@ -181,10 +182,11 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
 
 /**
  * view -> kernel: something happened outside a request. `attached` carries
- * `{protocol, user_agent?}` (the handshake), `state` a State, `error`
- * `{code, message}`; `ready` and `detached` carry nothing.
- * @typedef {{kind: "event", view_id: string, type: "attached", payload: {protocol: number, user_agent?: string}}
+ * `{protocol, user_agent?, visible?}` (the handshake), `state` a State, `error`
+ * `{code, message}`, `visibility` (1.6) `{visible, cause?}`; `ready` and `detached` carry nothing.
+ * @typedef {{kind: "event", view_id: string, type: "attached", payload: {protocol: number, user_agent?: string, visible?: boolean}}
  *   | {kind: "event", view_id: string, type: "ready" | "detached"}
+ *   | {kind: "event", view_id: string, type: "visibility", payload: {visible: boolean, cause?: VisibilityCause}}
  *   | {kind: "event", view_id: string, type: "state", payload: State}
  *   | {kind: "event", view_id: string, type: "error", payload: {code: ErrorCode, message: string}}} ViewEvent
  */
@@ -525,16 +527,32 @@ export function errorReplyMessage(id, viewId, code, message, hint) {
 }
 
 /**
- * The handshake: this view rendered and speaks PROTOCOL_VERSION.
+ * The handshake: this view rendered and speaks PROTOCOL_VERSION; `visible` (1.6): whether the
+ * notebook's page could be seen then.
  * @param {string} viewId
  * @param {string} [userAgent]
+ * @param {boolean} [visible]
  * @returns {ViewEvent}
  */
-export function attachedEvent(viewId, userAgent) {
-  /** @type {{protocol: number, user_agent?: string}} */
+export function attachedEvent(viewId, userAgent, visible) {
+  /** @type {{protocol: number, user_agent?: string, visible?: boolean}} */
   const payload = { protocol: PROTOCOL_VERSION };
   if (userAgent !== undefined) payload.user_agent = userAgent;
+  if (visible !== undefined) payload.visible = visible;
   return { kind: "event", view_id: viewId, type: "attached", payload };
+}
+
+/** @typedef {"visibilitychange" | "freeze" | "resume"} VisibilityCause  the kernel takes any short string */
+
+/**
+ * The notebook's page went to the background or came back (1.6).
+ * @param {string} viewId
+ * @param {boolean} visible
+ * @param {VisibilityCause} [cause]  the browser event that said so
+ * @returns {ViewEvent}
+ */
+export function visibilityEvent(viewId, visible, cause) {
+  return { kind: "event", view_id: viewId, type: "visibility", payload: cause ? { visible, cause } : { visible } };
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import { mountTargetFrame } from "./frame.js";
 import { PANEL_STYLE, mountPanel } from "./panel.js";
-import { PROTOCOL_VERSION, makeNonce } from "./protocol.js";
+import { attachedEvent, makeNonce, readyEvent, visibilityEvent } from "./protocol.js";
 
 export { MAX_STATE_CHARS, MAX_TARGET_MESSAGES_PER_S, Relay, boundState } from "./relay.js";
 
@@ -117,15 +117,41 @@ function render({ model, el }) {
   model.on("change:values", onValues);
   const detach = () => model.send({ kind: "event", view_id: viewId, type: "detached" });
   window.addEventListener("pagehide", detach, { signal });
+  // The notebook's page in the background (protocol 1.6): the kernel is told, so a call that needs the
+  // page's clock answers page_hidden instead of waiting; back in front, the target is checked against
+  // the values (the kernel sends the trait again too, answered by onValues).
+  /**
+   * @param {boolean} visible
+   * @param {import("./protocol.js").VisibilityCause} cause
+   */
+  const tellVisibility = (visible, cause) => {
+    try {
+      model.send(visibilityEvent(viewId, visible, cause));
+    } catch {
+      // the comm may be closed (the kernel restarted): the next render attaches again
+    }
+    if (visible) onValues();
+  };
+  document.addEventListener("visibilitychange", () => tellVisibility(!document.hidden, "visibilitychange"), { signal });
+  document.addEventListener("freeze", () => tellVisibility(false, "freeze"), { signal });
+  document.addEventListener("resume", () => tellVisibility(!document.hidden, "resume"), { signal });
+  const attach = () => model.send(attachedEvent(viewId, navigator.userAgent.slice(0, 200), !document.hidden));
+  window.addEventListener(
+    "pageshow",
+    (event) => {
+      // Back from the back-forward cache: its pagehide detached this view, so it attaches again (with
+      // its target's ready, the page being as it was) and catches the target up.
+      if (!event.persisted) return;
+      attach();
+      if (relay.ready) model.send(readyEvent(viewId));
+      onValues();
+    },
+    { signal },
+  );
 
   loadPage();
   onChatEnabled();
-  model.send({
-    kind: "event",
-    view_id: viewId,
-    type: "attached",
-    payload: { protocol: PROTOCOL_VERSION, user_agent: navigator.userAgent.slice(0, 200) },
-  });
+  attach();
 
   return () => {
     controller.abort();

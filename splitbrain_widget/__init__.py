@@ -18,7 +18,7 @@ from .registry import Target, TargetError, TargetInfo, list_targets, load_target
 from .sweep import sweep
 
 if TYPE_CHECKING:
-    from .agent import Agent, AgentResult
+    from .agent import Agent, AgentResult, Skill, SkillError
     from .headless import HeadlessTarget
     from .widget import TargetWidget
 
@@ -35,6 +35,8 @@ __all__ = [
     "Observable",
     "Parameter",
     "ParameterError",
+    "Skill",
+    "SkillError",
     "Target",
     "TargetError",
     "TargetInfo",
@@ -61,7 +63,7 @@ def __getattr__(name: str) -> Any:
         from .headless import HeadlessTarget
 
         return HeadlessTarget
-    if name in ("Agent", "AgentResult"):
+    if name in ("Agent", "AgentResult", "Skill", "SkillError"):
         from . import agent
 
         return getattr(agent, name)

@@ -37,6 +37,7 @@ class ViewInfo:
     ready: bool = False
     ready_at: float | None = None
     user_agent: str = ""
+    visible: bool = True  # whether its notebook page can be seen (protocol 1.6: attached, visibility)
 
 
 @dataclass
@@ -134,10 +135,12 @@ class Bridge:
             self._notify_locked(reply.id)
         return True
 
-    def handle_event(self, event: EventMessage) -> None:
-        """Track a view's lifecycle and the states it reports."""
+    def handle_event(self, event: EventMessage) -> tuple[bool | None, bool | None]:
+        """Track a view's lifecycle and the states it reports; returns :meth:`page_visible` before and
+        after the event, both read under the lock that changes it."""
         now = time.monotonic()
         with self._lock:
+            before = self.page_visible()
             view = self.views.get(event.view_id)
             if event.type == "attached":
                 payload = event.payload if isinstance(event.payload, dict) else {}
@@ -150,6 +153,7 @@ class Bridge:
                     now,
                     protocol=protocol if isinstance(protocol, int) else 0,
                     user_agent=str(payload.get("user_agent", ""))[:200],
+                    visible=payload.get("visible") is not False,
                 )
                 self.ever_attached = True
             elif event.type == "ready":
@@ -167,6 +171,8 @@ class Bridge:
                                 message=f"the view closed before the target answered {pending.op}; "
                                 "the change is kept and applies when the widget is displayed again",
                             )
+            elif event.type == "visibility" and view is not None and isinstance(event.payload, dict):
+                view.visible = event.payload.get("visible") is not False
             elif event.type == "state" and view is not None:
                 self._set_state_locked(bounded_state(event.payload))
             elif event.type == "error":
@@ -177,6 +183,7 @@ class Bridge:
             # Only a detach can settle pending requests; other events concern the views alone, so they
             # must not wake thousands of calls that wait for their own replies.
             self._notify_locked(None if event.type == "detached" else VIEWS)
+            return before, self.page_visible()
 
     # -- waiting ------------------------------------------------------------------------------
 
@@ -219,6 +226,13 @@ class Bridge:
     def live_views(self) -> list[ViewInfo]:
         with self._lock:
             return [v for v in self.views.values() if v.protocol == PROTOCOL_VERSION]
+
+    def page_visible(self) -> bool | None:
+        """Whether a live view's notebook page can be seen: None without a live view, False while
+        every one is in the background (its browser throttles timers and stops animation frames)."""
+        with self._lock:
+            live = [v for v in self.views.values() if v.protocol == PROTOCOL_VERSION]
+            return None if not live else any(v.visible for v in live)
 
     def ready_views(self) -> list[ViewInfo]:
         with self._lock:

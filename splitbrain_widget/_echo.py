@@ -120,6 +120,13 @@ class EchoThrottle:
             if keys and self._connected():
                 self._send_keys(keys)
 
+    def resend(self, key: str) -> None:
+        """Send trait ``key`` to the views again soon, though it did not change (a view that came back
+        from the background may have missed its last echo)."""
+        with self._lock:
+            self._due.add(key)
+        self.schedule()
+
     def after_calls(self) -> None:
         """The last pending call ended: the state trait catches up and the echo goes out soon."""
         if not self._bridge.pending:

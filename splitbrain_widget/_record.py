@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._host import blocking_wait_hears, cannot_hear_in_cell
-from ._seek import _read
+from ._seek import PAGE_HIDDEN, _read
 from .manifest import Manifest
 
 if TYPE_CHECKING:
@@ -89,7 +89,9 @@ def record(
             manifest does not declare (the message lists the declared ones).
         RuntimeError: no view shows the widget and it has no headless page (display it, or record a
             HeadlessTarget), a live page reported no state at all, or the call blocks a cell that
-            cannot hear the page (ipykernel < 7, marimo: the message says what to use instead).
+            cannot hear the page (ipykernel < 7, marimo: the message says what to use instead), or a
+            live page is in the background, or goes there while recording (``page_hidden``: its
+            browser throttles its timers and stops its frames, so it reports nothing new).
         HeadlessError: a headless page failed to advance (the message says at which simulated time).
     """
     seconds_f = _positive("seconds", seconds)
@@ -278,6 +280,8 @@ def _watch(
     """A live page's reports over ``rows * every`` wall seconds, resampled to one state per tick (the
     latest report at or before it); and how many reports came."""
     bridge = sim.bridge
+    if bridge.page_visible() is False:
+        raise RuntimeError(f"record: page_hidden: a live recording needs the page's reports: {PAGE_HIDDEN}")
     start = time.monotonic()
     baseline = bridge.latest_state
     version = bridge.state_version
@@ -292,9 +296,14 @@ def _watch(
             if isinstance(latest, dict):
                 times.append(time.monotonic() - start)
                 reports.append(_slim(latest, sim.schema.observables))
-        return cancelled()
+        return cancelled() or bridge.page_visible() is False
 
-    bridge.wait_until(collect, start + rows * every)
+    ended_early = bridge.wait_until(collect, start + rows * every)
+    if ended_early and bridge.page_visible() is False:
+        went = _num(time.monotonic() - start)
+        raise RuntimeError(
+            f"record: page_hidden: the page went to the background {went} s into the recording: {PAGE_HIDDEN}"
+        )
     if baseline is None and not reports:
         raise RuntimeError(
             f"record: the page reported no state in {_num(rows * every)} s (is it loading, or stopped?); "

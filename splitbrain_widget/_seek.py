@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
 FIRST_CHUNK_S = 1.0  # a headless page's clock is advanced this much first, then twice as much each time
 MAX_ADVANCE_S = 120.0  # simulated seconds an unmeasured observable is given after a change
+PAGE_HIDDEN = (
+    "the notebook's page is in the background (another tab in front, the window minimised), where the "
+    "browser throttles its timers and stops its animation frames; bring it to the front and try again"
+)
 LIVE_WAIT_S = 30.0  # wall seconds a live page is given to report it (without a timeout)
 NEAR_END = 0.02  # an extremum this close to an end (a fraction of the range) is checked against the end
 Extreme = Literal["max", "min"]
@@ -221,8 +225,11 @@ class _Search:
             except HeadlessError as exc:
                 raise _Failed(_code(exc.code), f"the page did not advance: {exc.message}") from None
         left = self.remaining()
-        self.sim.bridge.wait_until(self.cancelled, time.monotonic() + (seconds if left is None else min(seconds, left)))
+        self.check_visible(f"seek lets {self.observable} settle on the page for {_num(seconds)} s")
+        until = time.monotonic() + (seconds if left is None else min(seconds, left))
+        self.sim.bridge.wait_until(lambda: self.cancelled() or self.sim.bridge.page_visible() is False, until)
         self.check_going()
+        self.check_visible(f"seek lets {self.observable} settle on the page for {_num(seconds)} s")
         fresh = self.sim.fetch_state(timeout=self.remaining())
         return dict(fresh.state or {}) if fresh.ok else state
 
@@ -253,7 +260,7 @@ class _Search:
 
         def measured() -> bool:
             latest = bridge.latest_state
-            if self.cancelled():
+            if self.cancelled() or bridge.page_visible() is False:
                 return True
             if bridge.state_version <= version or not isinstance(latest, dict):
                 return False
@@ -261,13 +268,22 @@ class _Search:
                 return False  # a report from before the change (or a later one's)
             return _read(latest, self.observable)[1] is not None
 
+        self.check_visible()
         left = self.remaining()
         bridge.wait_until(measured, time.monotonic() + (LIVE_WAIT_S if left is None else left))
         self.check_going()
+        self.check_visible()
         latest = bridge.latest_state
         if isinstance(latest, dict) and measured():
             return _read(latest, self.observable)[1], dict(latest)
         return None, state
+
+    def check_visible(self, why: str = "") -> None:
+        """A live page in a background tab reports nothing new (its timers are throttled, its frames
+        stopped): say so now rather than wait out the deadline."""
+        if self.sim.bridge.page_visible() is False:
+            why = why or f"seek needs the page's next report of {self.observable}"
+            raise _Failed("page_hidden", f"{why}: {PAGE_HIDDEN}")
 
     # -- words ------------------------------------------------------------------------------------
 

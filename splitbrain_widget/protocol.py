@@ -17,7 +17,7 @@ from pydantic_core import ErrorDetails
 from typing_extensions import TypedDict
 
 PROTOCOL_VERSION = 1  # the major version: a view announces it in `attached`, the kernel compares only it
-PROTOCOL_MINOR = 5  # the compatible additions within the major version this translation knows
+PROTOCOL_MINOR = 6  # the compatible additions within the major version this translation knows
 MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB of JSON from a view, whatever it carries
 MAX_CODE_TEXT = 200_000  # characters of the code a ``code`` message carries (the panel's "Copy as code")
 MAX_ERROR_TEXT = 500
@@ -41,6 +41,7 @@ ErrorCode = Literal[
     "denied",
     "goal_unreachable",
     "not_measured",
+    "page_hidden",
     "internal_error",
 ]
 ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
@@ -330,7 +331,7 @@ class EventMessage(BaseModel):
 
     kind: Literal["event"]
     view_id: str = Field(max_length=MAX_ID)
-    type: Literal["attached", "ready", "detached", "state", "error"]
+    type: Literal["attached", "ready", "detached", "state", "error", "visibility"]
     payload: Any = None
 
 
@@ -339,6 +340,7 @@ class AttachedPayload(TypedDict):
 
     protocol: int
     user_agent: NotRequired[str]
+    visible: NotRequired[bool]  # 1.6: whether the notebook's page was visible when the view rendered
 
 
 class ErrorPayload(TypedDict):
@@ -372,6 +374,22 @@ class StateEvent(EventMessage):
 
     type: Literal["state"]
     payload: dict[str, Any]
+
+
+class VisibilityPayload(TypedDict):
+    """Whether the notebook's page can be seen (1.6): ``cause`` is the browser event that said so."""
+
+    visible: bool
+    # "visibilitychange", "freeze" or "resume" today; a bounded string, so a later cause is no
+    # reason to drop the event
+    cause: NotRequired[Annotated[str, Field(max_length=40)]]
+
+
+class VisibilityEvent(EventMessage):
+    """The notebook's page went to the background or came back (a tab switch, a laptop lid) (1.6)."""
+
+    type: Literal["visibility"]
+    payload: VisibilityPayload
 
 
 class ErrorEvent(EventMessage):
@@ -436,6 +454,7 @@ ViewMessage = (
     | DetachedEvent
     | StateEvent
     | ErrorEvent
+    | VisibilityEvent
     | ChatMessage
     | CancelMessage
     | SkipWaitMessage
@@ -458,7 +477,10 @@ _view_message: TypeAdapter[ViewMessage] = TypeAdapter(
             Annotated[OkReply, Tag("ok=true")] | Annotated[ErrorReply, Tag("ok=false")],
             Discriminator(_reply_tag, custom_error_type="reply_ok", custom_error_message="ok should be true or false"),
         ]
-        | Annotated[AttachedEvent | ReadyEvent | DetachedEvent | StateEvent | ErrorEvent, Field(discriminator="type")]
+        | Annotated[
+            AttachedEvent | ReadyEvent | DetachedEvent | StateEvent | ErrorEvent | VisibilityEvent,
+            Field(discriminator="type"),
+        ]
         | ChatMessage
         | CancelMessage
         | SkipWaitMessage

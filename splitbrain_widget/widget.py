@@ -23,7 +23,7 @@ import traitlets
 from typing_extensions import Unpack
 
 from . import _kernel_tap, _seek, _to_code
-from ._audit import AuditLog
+from ._audit import AuditEntry, AuditLog
 from ._bridge import Bridge
 from ._call_line import CallLine
 from ._chat import POLICIES, ChatController
@@ -485,7 +485,9 @@ class TargetWidget(anywidget.AnyWidget):
         elif isinstance(message, EventMessage):
             if message.type == "attached":
                 self._check_protocol(message)
-            self.bridge.handle_event(message)
+            was_visible, visible = self.bridge.handle_event(message)
+            if visible != was_visible and visible is not None and was_visible is not None:
+                self._visibility_changed(visible, message)
             if self._fallback is not None:
                 self._fallback.on_event(message)
         elif isinstance(message, ChatMessage):
@@ -502,6 +504,39 @@ class TargetWidget(anywidget.AnyWidget):
             self._controller().on_copy_code()
         elif isinstance(message, ActMessage):
             self._controller().on_act(message.name)
+
+    def _visibility_changed(self, visible: bool, event: EventMessage) -> None:
+        """Audit the page going to the background or coming back; when it comes back, send the
+        ``values`` trait again (in the echo's next pause, under the trait lock): a view that missed an
+        update while its page slept gets it, and checks its target against it (protocol 1.6)."""
+        payload = event.payload if isinstance(event.payload, dict) else {}
+        cause = payload.get("cause") if event.type == "visibility" else event.type
+        self._ops.audit.record(
+            AuditEntry(
+                time=time.time(),
+                op="page_visible" if visible else "page_hidden",
+                arguments={"cause": cause} if cause else {},
+                ok=True,
+                code=None,
+                message="the notebook's page came back" if visible else "the notebook's page went to the background",
+                duration_ms=0.0,
+                view_id=event.view_id,
+                views_applied=0,
+                target=self.target.id,
+                source="view",
+            )
+        )
+        if visible:
+            self._echo.resend("values")
+
+    @property
+    def page_visible(self) -> bool | None:
+        """Whether the notebook's page showing this widget can be seen: False while every view's page
+        is in the background (another tab in front, the window minimised), None with no view; a
+        headless page is always seen. A view scrolled out of sight counts as visible.
+        While it is False, calls that need the page's own clock (a live ``seek`` waiting for the
+        next report, a live ``record``) answer ``page_hidden`` at once instead of waiting."""
+        return self.bridge.page_visible()
 
     def _check_protocol(self, event: EventMessage) -> None:
         payload = event.payload if isinstance(event.payload, dict) else {}

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from splitbrain_widget import _headless_engine as engine_mod
 
 from .browser_env import require_browser
+from .fake_providers import FakeProvider
 
 
 @pytest.fixture(scope="module")
@@ -18,3 +20,19 @@ def engine() -> Iterator[None]:
     require_browser()
     yield
     engine_mod.shutdown_engine()
+
+
+@pytest.fixture
+def fake() -> Iterator[Callable[..., FakeProvider]]:
+    """``fake(provider, **kwargs)`` starts a local fake LLM provider (tests/fake_providers.py) on
+    127.0.0.1; every one started is stopped at teardown."""
+    started: list[FakeProvider] = []
+
+    def start(provider: str = "openai", **kwargs: Any) -> FakeProvider:
+        server = FakeProvider(provider, **kwargs)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

@@ -69,7 +69,13 @@ class ScriptedFrontend:
         }
         (spec_dir / "kernel.json").write_text(json.dumps(spec))
         ksm = KernelSpecManager(kernel_dirs=[str(spec_dir.parent)])
-        self.km = KernelManager(kernel_name="sbtest", kernel_spec_manager=ksm)
+        # IPC sockets in this frontend's own folder, not TCP ports: jupyter_client picks a "free" TCP
+        # port by binding and closing it, and the kernel binds it later, so two test processes
+        # starting kernels at once (make kernel-matrix runs its releases side by side) can pick the
+        # same port ("Address already in use", seen in CI). A path of our own cannot be taken.
+        self.km = KernelManager(
+            kernel_name="sbtest", kernel_spec_manager=ksm, transport="ipc", ip=str(Path(self._tmp.name) / "k")
+        )
         kernel_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
         self.km.start_kernel(env=kernel_env, cwd=str(ROOT))
         self.kc = self.km.client()

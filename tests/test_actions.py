@@ -22,7 +22,7 @@ import splitbrain_widget as sb
 from splitbrain_widget import protocol
 from splitbrain_widget.agent import Agent
 from splitbrain_widget.agent._planner import PlannerContext, plan, summarise
-from splitbrain_widget.agent._tools import BY_NAME, system_prompt, tool_specs
+from splitbrain_widget.agent._tools import BY_NAME, Scope, system_prompt, tool_specs
 
 from .browser_env import require_browser
 from .fake_view import NO_ACTION_HANDLER, FakeView, wait_for
@@ -229,7 +229,7 @@ def test_to_cell_puts_the_action_in_the_new_cell(sim: sb.TargetWidget, monkeypat
 
 
 def test_run_action_is_offered_with_an_enum_of_the_actions_and_their_descriptions(sim: sb.TargetWidget) -> None:
-    (spec,) = [s for s in tool_specs(sim.schema, []) if s.name == "run_action"]
+    (spec,) = [s for s in tool_specs(Scope(sim.schema, [])) if s.name == "run_action"]
     assert spec.schema == {
         "type": "object",
         "properties": {
@@ -250,12 +250,12 @@ def test_run_action_is_offered_with_an_enum_of_the_actions_and_their_description
 
 def test_run_action_is_not_offered_to_a_target_without_actions() -> None:
     manifest = sb.load_target("demo", TARGETS).manifest
-    assert "run_action" not in [s.name for s in tool_specs(manifest, [])]
-    assert "Actions" not in system_prompt(manifest, manifest.defaults(), [])
+    assert "run_action" not in [s.name for s in tool_specs(Scope(manifest, []))]
+    assert "Actions" not in system_prompt(Scope(manifest, []), manifest.defaults())
 
 
 def test_the_system_prompt_lists_the_actions(sim: sb.TargetWidget) -> None:
-    prompt = system_prompt(sim.schema, dict(sim.values), [])
+    prompt = system_prompt(Scope(sim.schema, []), dict(sim.values))
     assert "Actions (run one with run_action):\n- run (Run) — Start the counter." in prompt
 
 

@@ -307,13 +307,15 @@ def test_events_report_tool_calls_and_text(sim: sb.TargetWidget) -> None:
 
 
 def test_each_tool_is_defined_once_and_everything_is_derived_from_the_table(sim: sb.TargetWidget) -> None:
-    from splitbrain_widget.agent._tools import READ_ONLY_TOOLS, TOOLS, call_label, tool_specs
+    from splitbrain_widget.agent._tools import READ_ONLY_TOOLS, TOOLS, Scope, call_label, tool_specs
 
     names = [t.name for t in TOOLS]
     assert len(names) == len(set(names))
-    # run_action is offered only where the manifest declares actions (the demo declares none)
-    assert [s.name for s in tool_specs(sim.schema, ["demo"])] == [n for n in names if n != "run_action"]
-    assert {"get_parameters", "fetch_state", "list_targets", "read_stored_result"} == READ_ONLY_TOOLS
+    # run_action is offered only where the manifest declares actions (the demo declares none), load_skill
+    # only where the agent has skills
+    offered = [s.name for s in tool_specs(Scope(sim.schema, ["demo"]))]
+    assert offered == [n for n in names if n not in ("run_action", "load_skill")]
+    assert {"get_parameters", "fetch_state", "list_targets", "read_stored_result", "load_skill"} == READ_ONLY_TOOLS
     assert {t.name for t in TOOLS if t.needs_approval} == {
         "set_parameters",
         "reset",
@@ -366,7 +368,8 @@ def test_the_names_of_0_1_are_aliases_of_the_one_name_each_concept_has() -> None
     assert Agent.stream is Agent.events and Agent.astream is Agent.aevents
     from splitbrain_widget.agent._tools import BY_NAME
 
-    methods = {"read_stored_result": None, "run_action": "act"}  # the tool's name says what it is to a model
+    # the tool's name says what it is to a model; the agent's own tools (its store, its skills) have no method
+    methods = {"read_stored_result": None, "load_skill": None, "run_action": "act"}
     for name in BY_NAME:
         method = methods.get(name, name)
         assert method is None or hasattr(sb.TargetWidget, method), name

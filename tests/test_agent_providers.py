@@ -14,7 +14,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,21 +71,6 @@ def sim() -> sb.TargetWidget:
     widget = sb.TargetWidget("demo", targets_dir=FIXTURES)
     FakeView(widget)
     return widget
-
-
-@pytest.fixture
-def fake() -> Iterator[Callable[..., FakeProvider]]:
-    """Start fake providers; every one is stopped at teardown."""
-    started: list[FakeProvider] = []
-
-    def start(provider: str, **kwargs: Any) -> FakeProvider:
-        server = FakeProvider(provider, **kwargs)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
 
 
 class Recorder:

@@ -36,6 +36,7 @@ def test_the_wheel_holds_targets_and_built_js(wheel: Path) -> None:
     assert "splitbrain_widget/static/target_api.js" in names
     assert "splitbrain_widget/targets/bouncer.html" in names
     assert "splitbrain_widget/targets/bouncer.json" in names
+    assert "splitbrain_widget/targets/projectile.skills/projectile-physics.md" in names  # a target's own skill
     assert not any(n.startswith("tests/") or "node_modules" in n for n in names)
 
 

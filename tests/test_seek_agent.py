@@ -15,7 +15,7 @@ import pytest
 
 import splitbrain_widget as sb
 from splitbrain_widget.agent import Agent, ToolCallFinished, ToolCallProgress, ToolCallStarted
-from splitbrain_widget.agent._tools import BY_NAME, tool_specs
+from splitbrain_widget.agent._tools import BY_NAME, Scope, tool_specs
 from splitbrain_widget.headless import HeadlessTarget
 
 from .browser_env import run_async
@@ -103,7 +103,7 @@ def test_a_cancelled_aseek_puts_the_value_back(delay_s: float) -> None:
 
 
 def test_the_tool_schema_comes_from_the_manifest_observables(projectile: sb.TargetWidget) -> None:
-    (spec,) = [s for s in tool_specs(projectile.schema, []) if s.name == "seek"]
+    (spec,) = [s for s in tool_specs(Scope(projectile.schema, [])) if s.name == "seek"]
     properties = spec.schema["properties"]
     assert properties["observable"]["enum"] == list(projectile.schema.observables)
     assert "range (m) is moved by launch.speed, launch.angle" in properties["observable"]["description"]

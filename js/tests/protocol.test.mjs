@@ -24,7 +24,7 @@ const NONCE = "0123456789abcdef0123456789abcdef";
 describe("constants", () => {
   test("match docs/protocol.md", () => {
     assert.equal(PROTOCOL_VERSION, 1);
-    assert.equal(protocol.PROTOCOL_MINOR, 5);
+    assert.equal(protocol.PROTOCOL_MINOR, 6);
     assert.equal(protocol.MAX_ACTION_NAME, 200);
     assert.equal(protocol.MAX_CODE_TEXT, 200000);
     assert.equal(PARENT_SOURCE, "splitbrain-parent");
@@ -69,6 +69,7 @@ describe("constants", () => {
       "stateEvent",
       "unwrapValue",
       "unwrapValues",
+      "visibilityEvent",
     ]);
   });
 });

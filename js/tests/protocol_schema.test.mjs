@@ -84,11 +84,12 @@ describe("kernel -> view", () => {
 
 /** One builder per event type, called with the parts of a message of that type. */
 const BUILD_EVENT = {
-  attached: (/** @type {any} */ m) => protocol.attachedEvent(m.view_id, m.payload.user_agent),
+  attached: (/** @type {any} */ m) => protocol.attachedEvent(m.view_id, m.payload.user_agent, m.payload.visible),
   ready: (/** @type {any} */ m) => protocol.readyEvent(m.view_id),
   detached: (/** @type {any} */ m) => protocol.detachedEvent(m.view_id),
   state: (/** @type {any} */ m) => protocol.stateEvent(m.view_id, m.payload),
   error: (/** @type {any} */ m) => protocol.errorEvent(m.view_id, m.payload.code, m.payload.message),
+  visibility: (/** @type {any} */ m) => protocol.visibilityEvent(m.view_id, m.payload.visible, m.payload.cause),
 };
 
 /** One builder per view -> kernel kind. */

@@ -16,6 +16,7 @@ from ._events import (
 )
 from ._loops import LoopLimits
 from ._models import ModelSetupError
+from ._skills import Skill, SkillError
 
 __all__ = [
     "Agent",
@@ -26,6 +27,8 @@ __all__ = [
     "LoopLimits",
     "ModelSetupError",
     "RetryWait",
+    "Skill",
+    "SkillError",
     "TextDelta",
     "ToolCallFinished",
     "ToolCallProgress",

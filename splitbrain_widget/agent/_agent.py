@@ -9,14 +9,17 @@ import os
 import queue
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._audit import call_source, current_source
 from .._host import blocking_wait_hears, cannot_hear_in_cell
+from . import _skills
 from ._events import AgentEvent, Done
 from ._loops import LoopLimits
+from ._skills import Skill
 
 if TYPE_CHECKING:
     from ..widget import TargetWidget
@@ -51,6 +54,7 @@ class AgentResult:
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     stopped: str | None = None
+    skills: list[str] = field(default_factory=list)  # the skills this answer loaded, in order
 
     @property
     def ok(self) -> bool:
@@ -80,6 +84,10 @@ class Agent:
         loop_limits: the loop detector's thresholds.
         context_window: tokens; compaction starts at 70% of it (default: by model name).
         stream: request streamed responses (text arrives as deltas); False asks for whole responses.
+        skills: guides the agent may load when it needs them (``load_skill``): a folder of ``*.md``
+            skills, a file, a :class:`Skill`, Markdown text with a front matter, or a list of those;
+            the active target's own skills (``<id>.skills/``) come after these. The system prompt
+            lists them, never their bodies (docs/writing-targets.md, "Skills").
 
     Every call an answer makes is audited with the request as its source (``sim.audit[-1].source``
     is ``"agent: <text>"``, or ``"chat: <message>"`` from the chat panel) and this agent's
@@ -101,6 +109,7 @@ class Agent:
         instructions: str | None = None,
         context_window: int | None = None,
         stream: bool = True,
+        skills: str | Path | Skill | Iterable[str | Path | Skill] | None = None,
     ) -> None:
         from ._runtime import Runtime  # pydantic-ai is imported here, not with the package
 
@@ -119,6 +128,7 @@ class Agent:
             instructions=instructions,
             context_window=context_window,
             stream=stream,
+            skills=_skills.given(skills),
         )
         self.usage = Usage()
         self._lock = threading.Lock()
@@ -136,7 +146,12 @@ class Agent:
         return list(self._runtime.history)
 
     def clear_history(self) -> None:
-        self._runtime.history = []
+        self._runtime.forget()
+
+    @property
+    def skills(self) -> list[Skill]:
+        """The skills the agent may load for the active target (given ones first, then the target's)."""
+        return list(self._runtime.state.skills())
 
     # -- asking ---------------------------------------------------------------------------------
 
@@ -156,7 +171,8 @@ class Agent:
             tool_calls=len(calls),
         )
         self.usage.add(usage)
-        result = AgentResult(outcome.text, calls, usage, self.model, outcome.stopped)
+        loaded = list(self._runtime.state.loaded_skills)
+        result = AgentResult(outcome.text, calls, usage, self.model, outcome.stopped, loaded)
         emit(Done(result))
         return result
 

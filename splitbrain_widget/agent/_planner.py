@@ -148,6 +148,7 @@ class Plan:
     asked: list[str] = field(default_factory=list)  # parameters or observables the user asked about
     refusal: str | None = None
     aim: str = ""  # a seek's goal in the request's words, when the call's goal is not ("at least 0.95")
+    question: str | None = None  # asked instead of calling (a skill's confirm_before), the reply as it is
 
 
 @dataclass(frozen=True)
@@ -1029,6 +1030,47 @@ def summarise(plan_: Plan, results: Sequence[Mapping[str, Any]], ctx: PlannerCon
     if plan_.notes:
         text += " (" + "; ".join(plan_.notes) + ")"
     return f"{LABEL}: {text[:1].upper() + text[1:]}."
+
+
+def is_yes(text: str) -> bool:
+    """Whether a request only says yes (to a question the planner asked)."""
+    said = _normalise(text).lower().rstrip(" ,")
+    return (
+        re.fullmatch(
+            r"(?:yes|y|yeah|yep|sure|ok|okay|go ahead|do it|please do|confirm(?:ed)?)(?:,? (?:please|go ahead|do it))?",
+            said,
+        )
+        is not None
+    )
+
+
+def describe_calls(plan_: Plan, ctx: PlannerContext) -> str:
+    """What a plan would do, in the words of the reply ("set angle to 30° and speed to 20 m/s")."""
+    parts = []
+    for call in plan_.calls:
+        if call.tool == "set_parameters":
+            values = call.args.get("values") or {}
+            parts.append(
+                "set "
+                + _join(
+                    [
+                        f"{_short(p, ctx)} to {_value_text(v, ctx.manifest.parameters[p].unit)}"
+                        for p, v in values.items()
+                    ]
+                )
+            )
+        elif call.tool == "seek":
+            parts.append(
+                _goals._aim(str(call.args.get("observable", "")), call.args.get("goal"), ctx.manifest, plan_.aim)
+            )
+        else:
+            parts.append(call.tool.replace("_", " "))
+    return _join(parts)
+
+
+def join_words(items: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return _join(list(items))
 
 
 def _answer_parameters(asked: list[str], result: Mapping[str, Any], ctx: PlannerContext) -> str:

@@ -55,7 +55,8 @@ from . import _approval, _planner, _retry
 from ._events import AgentEvent, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallProgress, ToolCallStarted
 from ._loops import LoopDetector, LoopLimits
 from ._models import ModelSetupError
-from ._tools import BY_NAME, ToolContext, call_label, execute, for_model, system_prompt, tool_specs
+from ._skills import Skill, SkillBook, confirm_paths
+from ._tools import BY_NAME, Scope, ToolContext, call_label, execute, for_model, system_prompt, tool_specs
 
 if TYPE_CHECKING:
     from ..widget import TargetWidget
@@ -210,15 +211,19 @@ def offline_model(state: RunState) -> FunctionModel:
         prompt, answered = _last_prompt(messages)
         if not answered:
             ctx = state.planner_context()
-            state.plan = _planner.plan(prompt, ctx)
-            if state.plan.refusal is not None:
-                return ModelResponse(parts=[TextPart(state.plan.refusal)], model_name="offline-planner")
-            parts = [
-                ToolCallPart(call.tool, call.args, tool_call_id=f"offline-{i}")
-                for i, call in enumerate(state.plan.calls)
-            ]
+            plan, loads = _skill_plan(state, prompt, ctx)
+            state.plan = plan
+            if plan.refusal is not None or (plan.question is not None and not loads):
+                return ModelResponse(
+                    parts=[TextPart(plan.refusal or plan.question or "")], model_name="offline-planner"
+                )
+            calls = [_planner.PlannedCall("load_skill", {"name": name}) for name in loads] + plan.calls
+            parts = [ToolCallPart(call.tool, call.args, tool_call_id=f"offline-{i}") for i, call in enumerate(calls)]
             return ModelResponse(parts=parts, model_name="offline-planner")
-        results = [record.result for record in state.tool_calls]  # this run's calls, structured
+        if state.plan is not None and state.plan.question is not None:
+            return ModelResponse(parts=[TextPart(state.plan.question)], model_name="offline-planner")
+        # this run's calls, structured (a loaded skill is no change to report)
+        results = [record.result for record in state.tool_calls if record.name != "load_skill"]
         text = _planner.summarise(state.plan or _planner.Plan(), results, state.planner_context())
         return ModelResponse(parts=[TextPart(text)], model_name="offline-planner")
 
@@ -240,6 +245,59 @@ def offline_model(state: RunState) -> FunctionModel:
             yield word + (" " if i < len(words) - 1 else "")
 
     return FunctionModel(function, stream_function=stream_function, model_name="offline-planner")
+
+
+def _skill_plan(state: RunState, prompt: str, ctx: _planner.PlannerContext) -> tuple[_planner.Plan, list[str]]:
+    """The offline planner with skills: the plan for ``prompt`` and the skills to load first.
+
+    A skill whose ``when`` fits the request is loaded (once per conversation). While a fitting or
+    loaded skill lists ``confirm_before``, a plan that would change one of those parameters (a set,
+    a seek, a reset that moves one) is not run: the planner asks (the skill's ``confirm_question``,
+    then what it would do) and keeps the plan. A "yes" next runs it, if the target and the values are
+    still those it was made for; a reply that asks for nothing (the student's prediction) keeps it
+    waiting; a new request drops it.
+    """
+    skills = state.skills()
+    loads = [s.name for s in skills if s.fits(prompt) and s.name not in state.ever_loaded]
+    pending, state.pending = state.pending, None
+    if pending is not None and _planner.is_yes(prompt):
+        plan, target, values = pending
+        if target == ctx.manifest.id and values == dict(ctx.values):
+            return plan, loads
+        return _planner.Plan(
+            refusal=f"{_planner.LABEL}: The target or its values changed since I asked, so I did not make that "
+            "change; ask again."
+        ), loads
+    plan = _planner.plan(prompt, ctx)
+    if pending is not None and plan.refusal is not None:  # an answer to the question, not a request
+        state.pending = pending
+        waiting = _planner.describe_calls(pending[0], ctx)
+        return _planner.Plan(question=f'{_planner.LABEL}: Thanks. Say "yes" and I will {waiting}.'), loads
+    ruling = [s for s in skills if s.name in loads or s.name in state.ever_loaded]
+    for skill in ruling:
+        guarded = confirm_paths(skill, ctx.manifest)
+        touched = [p for p in _moved_paths(state, plan, ctx) if p in guarded]
+        if touched:
+            state.pending = (plan, ctx.manifest.id, dict(ctx.values))
+            question = f"{skill.confirm_question} " if skill.confirm_question else ""
+            changes = _planner.describe_calls(plan, ctx)
+            names = _planner.join_words(sorted(set(touched)))
+            ask = f'The guide "{skill.name}" asks me to check with you before changing {names}'
+            text = f'{_planner.LABEL}: {question}{ask}: shall I {changes}? Say "yes" to go ahead.'
+            return _planner.Plan(question=text), loads
+    return plan, loads
+
+
+def _moved_paths(state: RunState, plan: _planner.Plan, ctx: _planner.PlannerContext) -> list[str]:
+    """The parameter paths a plan's calls would change: what a set or a seek names, and what a reset
+    moves back to its default."""
+    from ._approval import touched_paths
+
+    paths = [p for call in plan.calls for p in touched_paths(state.sim, call.tool, call.args)]
+    if any(call.tool == "reset" for call in plan.calls):
+        defaults = ctx.manifest.defaults()
+        paths += [path for path, value in ctx.values.items() if defaults.get(path) != value]
+    return paths
 
 
 def _last_prompt(messages: list[ModelMessage]) -> tuple[str, bool]:
@@ -287,6 +345,18 @@ class RunState:
     window: int = DEFAULT_WINDOW
     request: str = ""  # the text this run answers
     source: CallSource | None = None  # who asked: the audit's source of every call this run makes
+    book: SkillBook = field(default_factory=SkillBook)
+    loaded_skills: list[str] = field(default_factory=list)  # loaded in this run, in order
+    ever_loaded: set[str] = field(default_factory=set)  # loaded in this conversation (the history has them)
+    # a plan the offline planner asked the user to confirm, with the target and values it was made for
+    pending: tuple[_planner.Plan, str, dict[str, Any]] | None = None
+
+    def skills(self) -> tuple[Skill, ...]:
+        """The skills of the active target (the given ones first; one that does not fit it is left out)."""
+        return tuple(self.book.usable(self.sim.target))
+
+    def scope(self) -> Scope:
+        return Scope(self.sim.schema, _target_ids(self.sim), self.skills())
 
     def planner_context(self) -> _planner.PlannerContext:
         from ..registry import list_targets
@@ -314,7 +384,7 @@ class BrowserToolset(AbstractToolset[Any]):
             ToolDefinition(
                 name=s.name, parameters_json_schema=s.schema, description=s.description, sequential=not s.read_only
             )
-            for s in tool_specs(self.state.sim.schema, _target_ids(self.state.sim))
+            for s in tool_specs(self.state.scope())
         ]
         return {d.name: ToolsetTool(toolset=self, tool_def=d, max_retries=3, args_validator=_ANY_ARGS) for d in defs}
 
@@ -329,8 +399,9 @@ class BrowserToolset(AbstractToolset[Any]):
 
         try:
             # Set here, where the call runs: the run's tasks and threads need not have inherited it.
+            context = ToolContext(state.sim, state.store, progress, state.skills(), state.loaded_skills)
             with use_source(state.source):
-                outcome = await execute(ToolContext(state.sim, state.store, progress), name, tool_args)
+                outcome = await execute(context, name, tool_args)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug of ours must reach the model as a result, not kill the run
@@ -600,11 +671,14 @@ class Runtime:
         instructions: str | None = None,
         context_window: int | None = None,
         stream: bool = True,
+        skills: Sequence[Skill] = (),
     ) -> None:
         self.sim = sim
         self.stream = stream
         self.loop_limits = loop_limits or LoopLimits()
         self.state = RunState(sim, lambda e: None, self.loop_limits, max_retries, tuple(backoff))
+        self.state.book = SkillBook(skills)
+        self.state.book.for_target(sim.target)  # a malformed skill of the active target fails here, naming its file
         # base_url and api_key belong to the primary; fallbacks bring their own (objects, or keys from the env)
         models = [build_model(model, base_url=base_url, api_key=api_key, state=self.state)]
         models += [build_model(m, state=self.state) for m in fallback]
@@ -635,7 +709,7 @@ class Runtime:
 
     def _instructions(self) -> str:
         sim = self.sim
-        text = system_prompt(sim.schema, dict(sim.values), _target_ids(sim))
+        text = system_prompt(self.state.scope(), dict(sim.values))
         return f"{text}\n{self.extra_instructions}" if self.extra_instructions else text
 
     def cancel(self) -> None:
@@ -656,6 +730,7 @@ class Runtime:
         state.request = text
         state.source = source if source is not None else make_source(f"agent: {text}")
         state.tool_calls = []
+        state.loaded_skills = []
         state.truncated_ids = set()
         state.stop_reason = None
         state.loops = LoopDetector(self.loop_limits, known_tools=frozenset())
@@ -722,7 +797,14 @@ class Runtime:
                 output = f"Stopped: {stopped.rstrip('.')}." if stopped != "cancelled" else "Cancelled."
         else:
             self.history = messages
+        state.ever_loaded.update(state.loaded_skills)  # their bodies are in the history now
         return RunOutcome(output, self.history, usage, stopped), list(state.tool_calls)
+
+    def forget(self) -> None:
+        """Start the conversation afresh: no history, so no skill counts as loaded, nothing pending."""
+        self.history = []
+        self.state.ever_loaded.clear()
+        self.state.pending = None
 
 
 def _usage(usage: Any) -> dict[str, int]:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..manifest import Manifest, Parameter
 from ..protocol import ToolResult
+from ._skills import SKILL_NOTE, Skill
 
 if TYPE_CHECKING:
     from ..widget import TargetWidget
@@ -56,12 +57,24 @@ def _no_progress(_label: str) -> None:
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a tool runs against: the widget, the run's store of big page results, and ``progress``,
-    which updates the chat panel's chip of the running call (on the run's event loop)."""
+    """What a tool runs against: the widget, the run's store of big page results, ``progress``,
+    which updates the chat panel's chip of the running call (on the run's event loop), the skills
+    the agent may load and the names of those this run loaded."""
 
     sim: TargetWidget
     store: dict[str, str]
     progress: Callable[[str], None] = _no_progress
+    skills: tuple[Skill, ...] = ()
+    loaded: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the tools are offered for: the active manifest, the target ids and the skills."""
+
+    manifest: Manifest
+    targets: list[str]
+    skills: tuple[Skill, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,12 +82,13 @@ class Tool:
     """One tool, defined once: the toolset, the read-only split, the known-name check, the system
     prompt and the panel's chip label are all derived from :data:`TOOLS`.
 
-    ``parameters`` builds the JSON schema from the active manifest and the target ids;
+    ``parameters`` builds the JSON schema from the :class:`Scope` (the active manifest, the target
+    ids, the skills);
     ``needs_approval`` puts the call under the widget's approval policy, per parameter path that
     ``touches`` names (the tool's own policy where it names none); ``label`` renders the arguments
     for the chat panel's chip; ``run`` is the async implementation. ``offered`` says whether the
-    active manifest has a use for the tool at all, and ``details`` adds to the description what
-    that manifest says (the actions a ``run_action`` can run).
+    scope has a use for the tool at all, and ``details`` adds to the description what it says (the
+    actions a ``run_action`` can run).
     """
 
     name: str
@@ -82,11 +96,11 @@ class Tool:
     run: Callable[[ToolContext, dict[str, Any]], Awaitable[ToolResult | dict[str, Any]]]
     read_only: bool = False
     needs_approval: bool = False
-    parameters: Callable[[Manifest, list[str]], dict[str, Any]] = lambda _m, _t: NO_ARGUMENTS
+    parameters: Callable[[Scope], dict[str, Any]] = lambda _scope: NO_ARGUMENTS
     label: Callable[[dict[str, Any]], str] = lambda _args: ""
     touches: Callable[[Manifest, dict[str, Any]], list[str]] = lambda _m, _args: []
-    offered: Callable[[Manifest], bool] = lambda _m: True
-    details: Callable[[Manifest], str] = lambda _m: ""
+    offered: Callable[[Scope], bool] = lambda _scope: True
+    details: Callable[[Scope], str] = lambda _scope: ""
 
 
 @dataclass(frozen=True)
@@ -99,8 +113,8 @@ class ToolSpec:
     read_only: bool
 
 
-def _set_parameters_schema(manifest: Manifest, _targets: list[str]) -> dict[str, Any]:
-    settable = {path: parameter_schema(p) for path, p in manifest.parameters.items() if not p.readonly}
+def _set_parameters_schema(scope: Scope) -> dict[str, Any]:
+    settable = {path: parameter_schema(p) for path, p in scope.manifest.parameters.items() if not p.readonly}
     return {
         "type": "object",
         "properties": {
@@ -117,7 +131,8 @@ def _set_parameters_schema(manifest: Manifest, _targets: list[str]) -> dict[str,
     }
 
 
-def _select_target_schema(_manifest: Manifest, targets: list[str]) -> dict[str, Any]:
+def _select_target_schema(scope: Scope) -> dict[str, Any]:
+    targets = scope.targets
     return {
         "type": "object",
         "properties": {"target": {"type": "string", "enum": targets} if targets else {"type": "string"}},
@@ -126,7 +141,7 @@ def _select_target_schema(_manifest: Manifest, targets: list[str]) -> dict[str, 
     }
 
 
-def _stored_schema(_manifest: Manifest, _targets: list[str]) -> dict[str, Any]:
+def _stored_schema(_scope: Scope) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {"key": {"type": "string"}, "offset": {"type": "integer", "minimum": 0}},
@@ -171,6 +186,29 @@ async def _read_stored_result(ctx: ToolContext, args: dict[str, Any]) -> dict[st
     }
 
 
+def _load_skill_schema(scope: Scope) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"name": {"type": "string", "enum": [skill.name for skill in scope.skills]}},
+        "required": ["name"],
+        "additionalProperties": False,
+    }
+
+
+async def _load_skill(ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    name = args.get("name")
+    skill = next((s for s in ctx.skills if s.name == name), None)
+    if skill is None:
+        known = ", ".join(s.name for s in ctx.skills) or "none"
+        return ToolResult.failure("invalid_value", f"no skill named {name!r}", hint=f"skills: {known}").for_model()
+    ctx.loaded.append(skill.name)
+    out: dict[str, Any] = {"ok": True, "skill": skill.name, "note": SKILL_NOTE, "instructions": skill.body}
+    if skill.confirm_before:
+        out["confirm_before"] = list(skill.confirm_before)
+        out["rule"] = "ask the user, and wait for a yes, before changing " + ", ".join(skill.confirm_before)
+    return out
+
+
 def _action_line(name: str, manifest: Manifest) -> str:
     """``run (Run) — Start the simulation``: an action as the model reads it."""
     action = manifest.actions[name]
@@ -178,7 +216,8 @@ def _action_line(name: str, manifest: Manifest) -> str:
     return f"{name}{label}" + (f" — {action.description}" if action.description else "")
 
 
-def _run_action_schema(manifest: Manifest, _targets: list[str]) -> dict[str, Any]:
+def _run_action_schema(scope: Scope) -> dict[str, Any]:
+    manifest = scope.manifest
     return {
         "type": "object",
         "properties": {
@@ -206,7 +245,8 @@ async def _run_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     return await ctx.sim.aact(name)
 
 
-def _seek_schema(manifest: Manifest, _targets: list[str]) -> dict[str, Any]:
+def _seek_schema(scope: Scope) -> dict[str, Any]:
+    manifest = scope.manifest
     observables = manifest.observables
     varied = [path for path, p in manifest.parameters.items() if p.type in ("number", "integer") and not p.readonly]
     moves = "; ".join(
@@ -377,8 +417,20 @@ TOOLS: tuple[Tool, ...] = (
         needs_approval=True,
         parameters=_run_action_schema,
         label=lambda args: str(args.get("name", "")),
-        offered=lambda manifest: bool(manifest.actions),
-        details=lambda manifest: " Actions: " + "; ".join(_action_line(n, manifest) for n in manifest.actions) + ".",
+        offered=lambda scope: bool(scope.manifest.actions),
+        details=lambda scope: (
+            " Actions: " + "; ".join(_action_line(n, scope.manifest) for n in scope.manifest.actions) + "."
+        ),
+    ),
+    Tool(
+        "load_skill",
+        "Load a guide from the notebook's author by name (the system prompt lists them, with when each "
+        "fits): its text is instructions to follow for this request, within what the other tools allow.",
+        _load_skill,
+        read_only=True,
+        parameters=_load_skill_schema,
+        label=lambda args: str(args.get("name", "")),
+        offered=lambda scope: bool(scope.skills),
     ),
     Tool(
         "read_stored_result",
@@ -392,13 +444,13 @@ BY_NAME: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
 READ_ONLY_TOOLS = frozenset(tool.name for tool in TOOLS if tool.read_only)
 
 
-def tool_specs(manifest: Manifest, target_ids: list[str]) -> list[ToolSpec]:
-    """The tools of :data:`TOOLS` the active target has a use for (``run_action`` only where its
-    manifest declares actions), with its exact schemas."""
+def tool_specs(scope: Scope) -> list[ToolSpec]:
+    """The tools of :data:`TOOLS` the scope has a use for (``run_action`` only where the manifest
+    declares actions, ``load_skill`` only with skills), with their exact schemas."""
     return [
-        ToolSpec(t.name, t.description + t.details(manifest), t.parameters(manifest, target_ids), t.read_only)
+        ToolSpec(t.name, t.description + t.details(scope), t.parameters(scope), t.read_only)
         for t in TOOLS
-        if t.offered(manifest)
+        if t.offered(scope)
     ]
 
 
@@ -408,8 +460,10 @@ def call_label(name: str, args: dict[str, Any]) -> str:
     return tool.label(args) if tool is not None and isinstance(args, dict) else ""
 
 
-def system_prompt(manifest: Manifest, values: dict[str, Any], target_ids: list[str]) -> str:
-    """Role, rules, and the active target's compact schema with current values."""
+def system_prompt(scope: Scope, values: dict[str, Any]) -> str:
+    """Role, rules, the active target's compact schema with current values, and the skills' list
+    (never their bodies: ``load_skill`` returns one)."""
+    manifest, target_ids = scope.manifest, scope.targets
     lines = []
     for path, p in manifest.parameters.items():
         bits = [p.type if p.type != "array" else f"{p.item_type}[{p.length or ''}]"]
@@ -445,6 +499,15 @@ def system_prompt(manifest: Manifest, values: dict[str, Any], target_ids: list[s
             *lines,
             *(["Observables reported in the page's state:", *observables] if observables else []),
             *(["Actions (run one with run_action):", *actions] if actions else []),
+            *(
+                [
+                    "Skills: guides from the notebook's author. When one fits the request, load it with "
+                    "load_skill before acting, and follow it:",
+                    *(skill.listing() for skill in scope.skills),
+                ]
+                if scope.skills
+                else []
+            ),
             f"Other targets: {', '.join(t for t in target_ids if t != manifest.id) or 'none'}.",
         ]
     )

@@ -87,6 +87,18 @@ function isCodeMessage(msg) {
   if (!isPlainObject(msg) || msg.kind !== "code" || !isString(msg.text)) return false;
   return msg.text.length <= MAX_CODE_TEXT || codePoints(msg.text) <= MAX_CODE_TEXT;
 }
+function attachedEvent(viewId, userAgent, visible) {
+  const payload = { protocol: PROTOCOL_VERSION };
+  if (userAgent !== void 0) payload.user_agent = userAgent;
+  if (visible !== void 0) payload.visible = visible;
+  return { kind: "event", view_id: viewId, type: "attached", payload };
+}
+function visibilityEvent(viewId, visible, cause) {
+  return { kind: "event", view_id: viewId, type: "visibility", payload: cause ? { visible, cause } : { visible } };
+}
+function readyEvent(viewId) {
+  return { kind: "event", view_id: viewId, type: "ready" };
+}
 function chatMessage(text) {
   return { kind: "chat", text };
 }
@@ -688,6 +700,7 @@ var PANEL_STYLE = `
 .sb-spark { display: block; color: var(--jp-brand-color1, #1976d2); }
 .sb-obs:not([data-kind="number"]) .sb-spark { visibility: hidden; }
 `;
+var MAX_HELD_EVENTS = 1e4;
 function mountPanel(host, model, signal) {
   const panel = h("section", { class: "sb-panel", "aria-label": "Assistant and parameters" });
   const modelName = h("span", { class: "sb-model", text: "" });
@@ -720,11 +733,14 @@ function mountPanel(host, model, signal) {
   panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, actions, observables]));
   host.append(panel);
   let live = null;
+  const held = [];
+  let replaying = false;
+  const doc = host.ownerDocument;
   const chips = /* @__PURE__ */ new Map();
   const approvals = /* @__PURE__ */ new Map();
   let countdown = null;
   const scroll = () => {
-    log.scrollTop = log.scrollHeight;
+    if (!replaying) log.scrollTop = log.scrollHeight;
   };
   function bubble(role, text) {
     const el = h("div", { class: `sb-msg sb-${role}`, text });
@@ -749,6 +765,11 @@ function mountPanel(host, model, signal) {
     scroll();
   }
   function renderTranscript() {
+    if (doc.hidden && !replaying) {
+      held.push(null);
+      if (held.length >= MAX_HELD_EVENTS) replayHeld();
+      return;
+    }
     log.replaceChildren();
     chips.clear();
     live = null;
@@ -763,7 +784,42 @@ function mountPanel(host, model, signal) {
     countdown = null;
     banners.querySelector(".sb-retry")?.remove();
   }
+  function replayHeld() {
+    const events = held.splice(0);
+    replaying = true;
+    try {
+      for (let i = 0; i < events.length; i += 1) {
+        const event = events[i];
+        if (event === null) {
+          renderTranscript();
+        } else if (event.kind === "text") {
+          let text = event.text;
+          while (events[i + 1]?.kind === "text") text += /** @type {{text: string}} */
+          events[i += 1].text;
+          onEvent({ kind: "text", text });
+        } else if (event.kind !== "retry_wait" || i === events.length - 1 && model.get("chat_busy")) {
+          onEvent(event);
+        }
+      }
+    } finally {
+      replaying = false;
+    }
+    scroll();
+  }
+  doc.addEventListener(
+    "visibilitychange",
+    () => {
+      panel.dataset.paused = String(doc.hidden);
+      if (!doc.hidden) replayHeld();
+    },
+    { signal }
+  );
   function onEvent(event) {
+    if (doc.hidden && !replaying) {
+      held.push(event);
+      if (held.length >= MAX_HELD_EVENTS) replayHeld();
+      return;
+    }
     switch (event.kind) {
       case "text":
         if (!live) live = bubble("assistant", "");
@@ -1306,14 +1362,30 @@ function render({ model, el }) {
   model.on("change:values", onValues);
   const detach = () => model.send({ kind: "event", view_id: viewId, type: "detached" });
   window.addEventListener("pagehide", detach, { signal });
+  const tellVisibility = (visible, cause) => {
+    try {
+      model.send(visibilityEvent(viewId, visible, cause));
+    } catch {
+    }
+    if (visible) onValues();
+  };
+  document.addEventListener("visibilitychange", () => tellVisibility(!document.hidden, "visibilitychange"), { signal });
+  document.addEventListener("freeze", () => tellVisibility(false, "freeze"), { signal });
+  document.addEventListener("resume", () => tellVisibility(!document.hidden, "resume"), { signal });
+  const attach = () => model.send(attachedEvent(viewId, navigator.userAgent.slice(0, 200), !document.hidden));
+  window.addEventListener(
+    "pageshow",
+    (event) => {
+      if (!event.persisted) return;
+      attach();
+      if (relay.ready) model.send(readyEvent(viewId));
+      onValues();
+    },
+    { signal }
+  );
   loadPage();
   onChatEnabled();
-  model.send({
-    kind: "event",
-    view_id: viewId,
-    type: "attached",
-    payload: { protocol: PROTOCOL_VERSION, user_agent: navigator.userAgent.slice(0, 200) }
-  });
+  attach();
   return () => {
     controller.abort();
     model.off("msg:custom", onCustom);

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ import pytest
 from ..browser_env import CHROMIUM_ARGS, chromium_path, require_browser
 from .harness import (
     APPS,
+    ROOT,
     TIMINGS,
     WS_TRACE_SCRIPT,
     ConsoleLog,
@@ -82,8 +84,14 @@ def server(request: pytest.FixtureRequest) -> Iterator[JupyterServer]:
     a time, which is what a 2-core machine wants.
     """
     require_browser()
+    app, _, release = str(request.param).partition("-ipykernel-")
+    kernel_python = sys.executable
+    if release:  # "lab-ipykernel-6.29.5": JupyterLab whose kernels run make kernel-matrix's venv of that release
+        kernel_python = str(ROOT / f".venv-ipykernel-{release}" / "bin" / "python")
+        if not Path(kernel_python).exists():
+            pytest.skip(f"no {kernel_python}: `make kernel-matrix` makes the venv of ipykernel {release}")
     base = Path(tempfile.mkdtemp(prefix=f"sb-browser-{request.param}-"))
-    srv = JupyterServer(request.param, base)
+    srv = JupyterServer(app, base, kernel_python=kernel_python)
     srv.start()
     record_timing(request.param, "server start", srv.started_in_s)
     try:

@@ -114,6 +114,8 @@ class JupyterServer:
     base: Path
     port: int = 0
     token: str = field(default_factory=lambda: secrets.token_hex(16))
+    # the interpreter its kernels run: this venv's, or a venv of make kernel-matrix (an older ipykernel)
+    kernel_python: str = sys.executable
     proc: subprocess.Popen[bytes] | None = None
     started_in_s: float = 0.0
 
@@ -143,16 +145,15 @@ class JupyterServer:
         # (with its own "python3" spec, argv "python") ahead of the user data dir.
         spec = self.base / "data" / "kernels" / KERNEL_NAME
         spec.mkdir(parents=True, exist_ok=True)
-        (spec / "kernel.json").write_text(
-            json.dumps(
-                {
-                    "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                    "display_name": KERNEL_DISPLAY_NAME,
-                    "language": "python",
-                    "metadata": {"debugger": False},
-                }
-            )
-        )
+        kernel: dict[str, Any] = {
+            "argv": [self.kernel_python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": KERNEL_DISPLAY_NAME,
+            "language": "python",
+            "metadata": {"debugger": False},
+        }
+        if self.kernel_python != sys.executable:  # another venv: it imports this checkout too
+            kernel["env"] = {"PYTHONPATH": str(ROOT)}
+        (spec / "kernel.json").write_text(json.dumps(kernel))
         if self.app == "lab":
             # No news / update prompts, no first-run notifications that steal focus.
             settings = self.base / "settings" / "@jupyterlab" / "apputils-extension"
