@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypedDict
 
 from typing_extensions import Unpack
 
+from ._host import blocking_wait_hears, cannot_hear_in_cell
 from .manifest import Manifest, Parameter, ParameterError
 from .protocol import ERROR_CODES, ChangedValue, ErrorCode, ToolResult
 
@@ -468,6 +469,8 @@ def seek(
             raise _Failed("invalid_value", f"max_evals: expected an integer of at least 2, got {max_evals!r}")
     except _Failed as exc:
         return ToolResult.failure(exc.code, exc.message, hint=exc.hint, op="seek", target=sim.target_id)
+    if not blocking_wait_hears(sim):  # each try waits for the page: in this cell it would hear none
+        raise RuntimeError(cannot_hear_in_cell("seek()", "`await sim.aseek(...)`"))
     search = _Search(
         sim,
         param,

@@ -244,7 +244,9 @@ class TargetWidget(anywidget.AnyWidget):
         ``tol`` (default 1% of the goal), ``max_evals`` (30), ``keep_closest``, ``timeout``, ``on_try``.
         The result's ``state`` is the page's at the answer, ``changed`` the value that reached it,
         ``evaluations`` every try. A goal out of reach fails (``goal_unreachable``) saying the closest
-        value reached and where, with the parameter back where it was unless ``keep_closest``.
+        value reached and where, with the parameter back where it was unless ``keep_closest``. In a
+        cell that cannot hear the page while it blocks (ipykernel < 7, marimo) it raises RuntimeError
+        at once, naming ``await sim.aseek(...)``.
         """
         started = time.monotonic()
         try:

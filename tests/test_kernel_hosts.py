@@ -237,3 +237,25 @@ def test_a_blocking_recording_in_a_cell_records_where_it_can_and_names_the_await
         )
         assert out.splitlines()[-1] == "10 True True", out
     assert view.view_id == "v1"
+
+
+def test_a_blocking_seek_in_a_cell_seeks_where_it_can_and_names_the_awaited_twin_where_it_cannot(
+    fe: ScriptedFrontend,
+) -> None:
+    """Each try of a seek waits for the page: without a shell-channel thread none would come before
+    the cell ends, so it raises at once naming ``await sim.aseek``, which reaches the page there (the
+    fake view reports no ``echo``: the page's answer says so, ``not_measured``)."""
+    fe.attach(fe.widget_comm(), "v1")
+    out = fe.check(
+        "try:\n    r = sim.seek('echo', 5, vary='settings.speed', timeout=5); print('ran', r.error and r.error.code)\n"
+        "except RuntimeError as e:\n    print('raised'); print(e)"
+    )
+    first, *rest = out.splitlines()
+    if WAITS:
+        assert first == "ran not_measured", out
+    else:
+        assert first == "raised" and "await sim.aseek(...)" in rest[0], out
+    out = fe.check(
+        "r = await sim.aseek('echo', 5, vary='settings.speed', timeout=5)\nprint(r.error.code, sim.values['settings.speed'])"
+    )
+    assert out.splitlines()[-1] == "not_measured 8.0", out  # the page answered; the speed is back

@@ -159,6 +159,7 @@ APP = textwrap.dedent(
         for _name, _call in (
             ("ask", lambda: _agent.ask("set the speed to 25")),
             ("record", lambda: sim.record(1.0, every=0.5)),
+            ("seek", lambda: sim.seek("bounces", 5, vary="settings.speed")),
         ):
             _started = time.monotonic()
             try:
@@ -522,12 +523,12 @@ def test_an_awaited_call_from_a_cell_returns_at_once_as_deferred(notebook: Marim
     assert found["values"]["display.size"] == 30, found
 
 
-def test_agent_ask_and_record_in_a_cell_raise_at_once_naming_what_works(notebook: MarimoNotebook) -> None:
+def test_agent_ask_record_and_seek_in_a_cell_raise_at_once_naming_what_works(notebook: MarimoNotebook) -> None:
     """Both would block the cell for answers marimo delivers only after it: they raise at once and
     point to the chat panel or a headless page (an awaited twin would not hear the page either)."""
     notebook.wait_view("sim")
     result, _ = notebook.click_and_read("ask and record from a cell", "WAITED")
-    for name in ("ask", "record"):
+    for name in ("ask", "record", "seek"):
         outcome, seconds, message = result[name]
         assert outcome == "raised" and seconds < AT_ONCE_S, result
         assert "marimo" in message and "chat panel" in message and "headless=True" in message, message

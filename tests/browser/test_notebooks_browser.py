@@ -91,11 +91,12 @@ def check_quickstart(run: Run) -> int:
 
 def check_teaching_projectile(run: Run) -> int:
     sim = run.cell('sim = sb.TargetWidget("projectile"')
-    run.state(
+    run.state(  # the tutor's change, made on the student's "yes", is the notebook's last
         sim,
-        lambda s: s.get("launch.angle") == 45 and s.get("environment.drag") == 0.02 and abs(s["range"] - 50) < 0.05,
-        "the projectile steered to land at 50 m with drag",
+        lambda s: s.get("launch.angle") == 30 and s.get("environment.drag") == 0.02,
+        "the projectile at 30°, with drag, after the tutor's change",
     )
+    assert 'Say "yes" to go ahead' in run.output("tutor = sb.Agent(sim, skills=[TUTOR])")
     assert "the page measured 50.00 m" in run.output("state = sim.fetch_state()")
     assert "reading the range from the page" in run.output("def measure(")
     answer = run.output('agent.ask("what is the range?")').splitlines()[0]
