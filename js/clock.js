@@ -458,6 +458,19 @@ export function advanceRequest(data, nonce) {
 }
 
 /**
+ * Whether `data` is a halt message for `nonce`: `{source: "splitbrain-parent", nonce, type: "halt"}`,
+ * which ends the running advance where it is and drops the advances posted behind it (the host's
+ * advance was cancelled or timed out: nothing of it may run on).
+ * @param {unknown} data
+ * @param {string} nonce
+ */
+export function isHalt(data, nonce) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const msg = /** @type {Record<string, unknown>} */ (data);
+  return msg.type === "halt" && isParentMessage({ source: msg.source, nonce: msg.nonce, type: "state" }, nonce);
+}
+
+/**
  * Install the virtual clock on `win` and return it (also as `win.__splitbrainClock`). A second
  * install returns the first clock. Math.random is seeded at once unless `laterRandom`: then
  * `clock.seedRandom(Math)` does it (the registry's script after the target API). `maxCallbacks`
@@ -592,6 +605,18 @@ export function installClock(win, opts = {}) {
   /** @param {any} event */
   function onMessage(event) {
     if (event.source !== /** @type {unknown} */ (parentWindow)) return;
+    if (isHalt(event.data, nonce)) {
+      // Seen even while an advance holds every other message: the advances waiting behind it go,
+      // the rest (state requests, applies) are delivered as the running one ends here.
+      event.stopImmediatePropagation();
+      for (let i = held.length - 1; i >= 0; i -= 1) if (advanceRequest(held[i].data, nonce)) held.splice(i, 1);
+      if (advancing) {
+        advancing.until = clock.now;
+        clock.horizon = clock.now;
+        finish();
+      }
+      return;
+    }
     if (advancing && !redelivered.has(event)) {
       // Later messages wait for the advance, so that they see its end (a state request above all).
       event.stopImmediatePropagation();

@@ -59,6 +59,11 @@ export const MAX_SAMPLE_CHARS = 64 * 1024 * 1024;
  * (1 MiB, protocol.py MAX_MESSAGE_BYTES); a state of up to MAX_STATE_CHARS goes alone.
  */
 export const PART_CHARS = 900_000;
+/**
+ * Characters of JSON per hand-over of messages to the engine (a batch of the messages of one task);
+ * the engine refuses a hand-over over MAX_HANDOVER_CHARS (_headless_engine.py) unparsed.
+ */
+export const BATCH_CHARS = 1_000_000;
 /** Ids of the host's own state requests: never a kernel id ("r<counter>-<salt>"). */
 const INTERNAL_ID = "\u0000advance-";
 
@@ -120,12 +125,28 @@ export function createHost(opts) {
     flushQueued = false;
     const batch = outbox;
     outbox = [];
-    if (batch.length === 0) return;
-    try {
-      /** @type {any} */ (window)[binding](JSON.stringify(batch));
-    } catch (err) {
-      console.error(`splitbrain host: could not hand messages to the engine: ${errorText(err)}`);
+    /** @type {string[]} */
+    let parts = [];
+    let chars = 0;
+    const handOver = () => {
+      if (parts.length === 0) return;
+      try {
+        /** @type {any} */ (window)[binding](`[${parts.join(",")}]`);
+      } catch (err) {
+        console.error(`splitbrain host: could not hand messages to the engine: ${errorText(err)}`);
+      }
+      parts = [];
+      chars = 0;
+    };
+    // Hand-overs of at most BATCH_CHARS (one message alone may be longer: the engine's bound is above
+    // the relay's on one message), so that the engine can refuse a longer one before it parses it.
+    for (const msg of batch) {
+      const text = JSON.stringify(msg);
+      if (chars > 0 && chars + text.length > BATCH_CHARS) handOver();
+      parts.push(text);
+      chars += text.length + 1;
     }
+    handOver();
   }
   /** @param {unknown} msg */
   function out(msg) {
@@ -208,6 +229,7 @@ export function createHost(opts) {
    */
   function whenReady(ms) {
     if (relay.ready) return Promise.resolve(true);
+    if (relay.stopped) return Promise.resolve(false); // stopped for flooding: no ready is coming
     return new Promise((resolve) => {
       const timer = setTimeout(() => settle(false), ms);
       /** @param {boolean} ok */
@@ -431,6 +453,8 @@ export function createHost(opts) {
       return sampled ? { ok: true, state: last, states: part, samples: steps } : { ok: true, state: last };
     } finally {
       statusWaiters.delete(watch);
+      // Ended early (cancelled, its deadline passed, a step failed): what it posted must not run on.
+      if (inFlight.length > 0) frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, nonce, type: "halt" }, "*");
       for (const { token } of inFlight) if (token) chunkDone.delete(token);
       for (const id of pending) internal.delete(id); // a failed or cancelled advance: replies dropped
       element.style.visibility = "";

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .protocol import PROTOCOL_VERSION, ErrorInfo, EventMessage, Op, ReplyMessage, bounded_state
+from .protocol import PROTOCOL_VERSION, ErrorInfo, EventMessage, Op, ReplyMessage
 
 log = logging.getLogger("splitbrain_widget.bridge")
 
@@ -127,10 +127,8 @@ class Bridge:
             pending.answered_by.append(reply.view_id)
             if pending.settled:
                 return True  # another view answered first; the first reply wins
-            if reply.ok and reply.state is not None:
-                state = bounded_state(reply.state)
-                reply = reply.model_copy(update={"state": state})
-                self._set_state_locked(state)
+            if reply.ok and reply.state is not None:  # bounded where it was parsed (parse_view_message)
+                self._set_state_locked(reply.state)
             pending.reply = reply
             self._notify_locked(reply.id)
         return True
@@ -174,7 +172,7 @@ class Bridge:
             elif event.type == "visibility" and view is not None and isinstance(event.payload, dict):
                 view.visible = event.payload.get("visible") is not False
             elif event.type == "state" and view is not None:
-                self._set_state_locked(bounded_state(event.payload))
+                self._set_state_locked(event.payload)
             elif event.type == "error":
                 self.errors_reported += 1
                 if self.errors_reported <= 20:  # a target throwing in a loop must not flood the log (IOPub)

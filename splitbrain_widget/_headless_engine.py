@@ -25,6 +25,7 @@ import json
 import logging
 import math
 import os
+import re
 import secrets
 import shutil
 import threading
@@ -34,7 +35,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from . import registry
+from . import _bounds, registry
+from .protocol import bounded_state
 
 log = logging.getLogger("splitbrain_widget.headless")
 
@@ -58,10 +60,19 @@ CLOSE_WAIT_S = 5.0
 EVALUATES_IN_FLIGHT = 2  # batches of ops sent before the first is answered (each answer is ~1 ms away)
 MAX_SAMPLES = 100_000  # states of one sampled advance (js/host.js MAX_SAMPLES)
 MAX_SAMPLE_CHARS = 64 << 20  # their JSON together, enforced by the host page (js/host.js MAX_SAMPLE_CHARS)
+# One hand-over of messages from the host page (js/host.js BATCH_CHARS, plus one message of at most
+# about a MiB): a longer one is refused before it is parsed.
+MAX_HANDOVER_CHARS = 4 << 20
+# Wall seconds an advance gets for its simulated time when no timeout is given (beside the widget's
+# timeout, or READY_WAIT_S for a page that is still loading): docs/protocol.md, *Bounds*.
+ADVANCE_BUDGET_S = 60.0
+# A lone surrogate as JSON.stringify writes it ("\ud800"); only then is a hand-over repaired.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 INSTALL_HINT = "apt-get install chromium (Debian's browser; never `playwright install`)"
 
 _T = TypeVar("_T")
 MessageHandler = Callable[[dict[str, Any]], None]
+Keep = Callable[[dict[str, Any]], dict[str, Any]]  # what of each state a sampled advance keeps
 
 
 class HeadlessUnavailable(RuntimeError):
@@ -113,25 +124,46 @@ def _samples(ms: float, every_ms: float) -> int:
 
 
 class _Samples:
-    """The states of one sampled advance, as its parts come in: ``expected`` of them, dicts each."""
+    """The states of one sampled advance, as its parts come in: ``expected`` of them, dicts each.
 
-    def __init__(self, expected: int) -> None:
+    Each state is bounded as it arrives (:func:`~splitbrain_widget.protocol.bounded_state`), cut down
+    to what the caller keeps (``keep``: a recording keeps its observables), and counted against the
+    call's budget of values (:class:`~splitbrain_widget._bounds.NodeBudget`): what is not kept is
+    never held, whatever the page sends.
+    """
+
+    def __init__(self, expected: int, keep: Keep | None = None) -> None:
         self.expected = expected
+        self.keep = keep
+        self.budget = _bounds.NodeBudget()
         self.states: list[dict[str, Any]] = []
         self.bad = ""
 
     def add(self, states: Any) -> bool:
-        """Take a part; False (and :meth:`why`) when it is not a list of states or one too many."""
+        """Take a part; False (and :meth:`why`) when it is not a list of states, one too many, or over budget."""
         if not isinstance(states, list) or not all(isinstance(state, dict) for state in states):
             self.bad = "the host page sent a part of a sampled advance that is not a list of states"
         elif len(self.states) + len(states) > self.expected:
             self.bad = f"the host page sent more states than the {self.expected} steps of a sampled advance"
         else:
-            self.states.extend(states)
+            for state in states:
+                kept = bounded_state(state)
+                if self.keep is not None:
+                    kept = self.keep(kept)
+                if not self.budget.take(kept):
+                    self.bad = (
+                        f"the states of a sampled advance hold more than {self.budget.limit:,} values together "
+                        f"after {len(self.states)} of {self.expected} steps (a page's state is bounded to "
+                        f"{_bounds.MAX_NODES:,} values, a call's states to {self.budget.limit:,}): sample less "
+                        "often (a larger every), fewer seconds at a time, or record only the observables you need"
+                    )
+                    self.states.clear()
+                    break
+                self.states.append(kept)
         return not self.bad
 
     def complete(self) -> bool:
-        if len(self.states) != self.expected:
+        if not self.bad and len(self.states) != self.expected:
             got = len(self.states)
             self.bad = f"the host page sent {got} states for the {self.expected} steps of a sampled advance"
         return not self.bad
@@ -164,11 +196,18 @@ class _HostPage:
         owner = self.owner
         if params.get("name") != BINDING or owner is None:
             return
-        try:
-            batch = json.loads(params.get("payload", "[]"))
-        except ValueError:
-            log.warning("headless host sent an unreadable batch")
+        payload = params.get("payload", "[]")
+        if not isinstance(payload, str) or len(payload) > MAX_HANDOVER_CHARS:
+            size = len(payload) if isinstance(payload, str) else type(payload).__name__
+            log.warning("headless host handed over %s characters, over %s: dropped unread", size, MAX_HANDOVER_CHARS)
             return
+        try:
+            batch = json.loads(payload)
+        except (ValueError, RecursionError) as exc:
+            log.warning("headless host sent an unreadable batch: %.200s", exc)
+            return
+        if _SURROGATE_ESCAPE.search(payload):  # a lone surrogate: repaired before anything keeps it
+            batch = _bounds.repair_text(batch, json.dumps(batch, ensure_ascii=False))
         for message in batch if isinstance(batch, list) else []:
             # A reused host page may still flush a message of the view it held before.
             if isinstance(message, dict) and message.get("view_id", owner.view_id) == owner.view_id:
@@ -396,9 +435,11 @@ class HeadlessPage:
     @overload
     def advance(self, seconds: float, timeout: float | None = None, *, every: None = None) -> dict[str, Any]: ...
     @overload
-    def advance(self, seconds: float, timeout: float | None = None, *, every: float) -> list[dict[str, Any]]: ...
     def advance(
-        self, seconds: float, timeout: float | None = None, *, every: float | None = None
+        self, seconds: float, timeout: float | None = None, *, every: float, keep: Keep | None = None
+    ) -> list[dict[str, Any]]: ...
+    def advance(
+        self, seconds: float, timeout: float | None = None, *, every: float | None = None, keep: Keep | None = None
     ) -> dict[str, Any] | list[dict[str, Any]]:
         """Run the page's virtual clock ``seconds`` forward; returns the page's state after it.
 
@@ -409,16 +450,21 @@ class HeadlessPage:
         than ``every`` when ``every`` does not divide it), so the last state is the one ``advance``
         without ``every`` returns. At most :data:`MAX_SAMPLES` (100,000) steps (more is a ValueError,
         at once), their states at most ``max_sample_chars`` (64 Mi) characters of JSON together
-        (more fails the call with :class:`HeadlessError` ``target_error``, no states returned).
+        (more fails the call with :class:`HeadlessError` ``target_error``, no states returned), and
+        at most :data:`~splitbrain_widget._bounds.MAX_CALL_NODES` values together once each state is
+        bounded and passed through ``keep`` (what of a state the caller keeps: a recording keeps
+        its observables; more fails the call as well).
 
-        Waits for a loading page to become ready first. ``timeout`` (default: 45 s plus ``seconds``)
-        bounds the wall time; raises :class:`HeadlessError` (``not_ready``, ``timeout``, ...). Sends
-        made while it runs reach the page between two of its steps (at most one second each).
+        Waits for a loading page to become ready first. ``timeout`` (default: :data:`READY_WAIT_S`
+        plus :data:`ADVANCE_BUDGET_S`) bounds the wall time; raises :class:`HeadlessError`
+        (``not_ready``, ``timeout``, ...). An advance that ends early (its timeout, a cancel, a
+        failure) leaves nothing running on the page. Sends made while it runs reach the page between
+        two of its steps (at most one second each).
         """
         if self._engine.on_loop():
             raise RuntimeError("advance() on the headless engine's thread (in on_message?) would wait for itself")
-        token, future = self._start_advance(seconds, every)
-        wait = timeout if timeout is not None else 30.0 + seconds + READY_WAIT_S
+        token, future = self._start_advance(seconds, every, keep)
+        wait = timeout if timeout is not None else READY_WAIT_S + ADVANCE_BUDGET_S
         try:
             result: dict[str, Any] | list[dict[str, Any]] = future.result(timeout=wait)
         except concurrent.futures.TimeoutError:
@@ -432,13 +478,15 @@ class HeadlessPage:
     @overload
     async def aadvance(self, seconds: float, timeout: float | None = None, *, every: None = None) -> dict[str, Any]: ...
     @overload
-    async def aadvance(self, seconds: float, timeout: float | None = None, *, every: float) -> list[dict[str, Any]]: ...
     async def aadvance(
-        self, seconds: float, timeout: float | None = None, *, every: float | None = None
+        self, seconds: float, timeout: float | None = None, *, every: float, keep: Keep | None = None
+    ) -> list[dict[str, Any]]: ...
+    async def aadvance(
+        self, seconds: float, timeout: float | None = None, *, every: float | None = None, keep: Keep | None = None
     ) -> dict[str, Any] | list[dict[str, Any]]:
         """:meth:`advance` for asyncio code: waits without blocking the running loop."""
-        token, future = self._start_advance(seconds, every)
-        wait = timeout if timeout is not None else 30.0 + seconds + READY_WAIT_S
+        token, future = self._start_advance(seconds, every, keep)
+        wait = timeout if timeout is not None else READY_WAIT_S + ADVANCE_BUDGET_S
         try:
             return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), wait)
         except TimeoutError:
@@ -525,7 +573,9 @@ class HeadlessPage:
     def _kick(self) -> None:
         self._engine.loop.call_soon_threadsafe(self._wake.set)
 
-    def _start_advance(self, seconds: float, every: float | None = None) -> tuple[str, concurrent.futures.Future[Any]]:
+    def _start_advance(
+        self, seconds: float, every: float | None = None, keep: Keep | None = None
+    ) -> tuple[str, concurrent.futures.Future[Any]]:
         if not self.virtual_time:
             raise ValueError("advance() needs a page with virtual time (virtual_time=True); this one runs in real time")
         if not isinstance(seconds, int | float) or not math.isfinite(seconds) or seconds < 0:
@@ -550,7 +600,7 @@ class HeadlessPage:
             if failure is None:
                 self._advances[token] = future
                 if every is not None:
-                    self._sampled[token] = _Samples(samples)
+                    self._sampled[token] = _Samples(samples, keep)
         if failure is not None:
             raise failure
         self._push({**op, "token": token})
@@ -603,7 +653,7 @@ class HeadlessPage:
                     HeadlessError(str(error.get("code", "internal_error")), str(error.get("message", "advance failed")))
                 )
             elif sampled is None and isinstance(result.get("state"), dict):
-                future.set_result(result["state"])
+                future.set_result(bounded_state(result["state"]))
             elif sampled is not None and sampled.add(result.get("states")) and sampled.complete():
                 future.set_result(sampled.states)
             else:
@@ -649,7 +699,7 @@ class HeadlessPage:
             host = await self._engine.acquire()
             host.owner = self
             self._host = host
-            await host.evaluate(f"splitbrainHost.create({self._created})")
+            await host.evaluate(f"splitbrainHost.create(JSON.parse({json.dumps(self._created)}))")
             self._created = ""
             self._hosted.set()
             while True:
@@ -669,7 +719,10 @@ class HeadlessPage:
                 closing = "" in ops
                 batch = ops[: ops.index("")] if closing else ops
                 if batch:
-                    task = asyncio.ensure_future(host.evaluate(f"splitbrainHost.run([{','.join(batch)}])"))
+                    # Data crosses into the page as a string it parses, never as source: a key such as
+                    # "__proto__" stays a key (JSON.parse), where an object literal would set a prototype.
+                    text = json.dumps(f"[{','.join(batch)}]")
+                    task = asyncio.ensure_future(host.evaluate(f"splitbrainHost.run(JSON.parse({text}))"))
                     task.add_done_callback(answered)
                     sent.append(task)
                 if closing:

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._bounds import MAX_TEXT, measure
 from ._host import blocking_wait_hears, cannot_hear_in_cell
 from ._seek import PAGE_HIDDEN, _read
 from .manifest import Manifest
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["arecord", "record"]
 
 MAX_ROWS = 100_000
+MAX_CELL_VALUES = 100  # values of one observable in one row (a list); a bigger one is recorded as None
 BATCH_S = 10.0  # simulated seconds per sampled advance of a headless recording
 BATCH_ROWS = 1_000  # and at most this many rows (steps) each: a cancel waits for two batches at most
 IN_FLIGHT = 2  # batches queued on a headless page (the page starts the next as it ends one)
@@ -237,7 +239,8 @@ async def _pipeline(sim: TargetWidget, rows: int, every: float, stopped: Callabl
             while queued < rows and len(batches) < IN_FLIGHT and not stopped():
                 n = min(per_batch, rows - queued)
                 # Started in this order (a task's first step runs in creation order): queued in order.
-                batches.append((n, asyncio.ensure_future(sim.aadvance(n * every, every=every))))
+                step = sim.aadvance(n * every, every=every, keep=lambda state: _slim(state, sim.schema.observables))
+                batches.append((n, asyncio.ensure_future(step)))
                 queued += n
             if not batches:
                 break  # stopped
@@ -251,8 +254,7 @@ async def _pipeline(sim: TargetWidget, rows: int, every: float, stopped: Callabl
                 raise HeadlessError(
                     exc.code, f"record stopped after {done} of {total} simulated s: {exc.message}"
                 ) from exc
-            declared = sim.schema.observables
-            states.extend(_slim(state, declared) for state in taken)
+            states.extend(taken)  # cut down to the observables as they came (keep)
     finally:
         for _, batch in batches:
             batch.cancel()
@@ -262,16 +264,27 @@ async def _pipeline(sim: TargetWidget, rows: int, every: float, stopped: Callabl
 
 
 def _slim(state: Mapping[str, Any], declared: Mapping[str, Any]) -> dict[str, Any]:
-    """Only the declared observables of a page's state (where ``_read`` finds them): what a table can
-    use, so a long recording of a page that sends big states keeps only what it needs."""
-    kept = {name: state[name] for name in declared if name in state}
+    """Only the declared observables of a page's state (where ``_read`` finds them), each a value a
+    table can hold (:func:`_cell`): so a long recording keeps only what it needs, whatever the page sends."""
+    kept = {name: _cell(state[name]) for name in declared if name in state}
     for key in ("observables", "values", "params"):
         inner = state.get(key)
         if isinstance(inner, Mapping):
-            found = {name: inner[name] for name in declared if name in inner and name not in kept}
+            found = {name: _cell(inner[name]) for name in declared if name in inner and name not in kept}
             if found:
                 kept[key] = found
     return kept
+
+
+def _cell(value: Any) -> Any:
+    """``value`` if a recorded table keeps it: a number, a boolean, a string of at most
+    :data:`~splitbrain_widget._bounds.MAX_TEXT` characters, or a JSON value of at most MAX_CELL_VALUES
+    values (a short list); None for anything bigger."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return value if len(value) <= MAX_TEXT else None
+    return value if measure(value, max_nodes=MAX_CELL_VALUES)[1] <= MAX_CELL_VALUES else None
 
 
 def _watch(

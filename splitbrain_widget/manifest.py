@@ -51,7 +51,22 @@ MAX_STRING_LENGTH = 10_000
 MAX_ARRAY_LENGTH = 10_000
 # A dotted path of JavaScript identifiers (``sim.params.speed``): what a binding may name in a page.
 JS_PATH_PATTERN = r"^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$"
-ACTION_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"  # a parameter's, group's, observable's or action's name
+ACTION_NAME_PATTERN = NAME_PATTERN
+MAX_NAME = MAX_ACTION_NAME  # characters: what an ``action`` request carries (protocol.py)
+# What every JavaScript object has (Object.prototype's members and a function's prototype): never a name.
+_OBJECT_MEMBERS = frozenset(
+    [
+        "constructor",
+        "prototype",
+        "toString",
+        "toLocaleString",
+        "valueOf",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+    ]
+)
 DOM_EVENTS = ("input", "change")
 
 
@@ -117,12 +132,30 @@ def _attribute(value: str) -> str:
     return value
 
 
-def _action_name(value: str) -> str:
-    if not re.fullmatch(ACTION_NAME_PATTERN, value):
-        raise ValueError(f"expected letters, digits and '_', not starting with a digit, got {_show(value)}")
-    if len(value) > MAX_ACTION_NAME:  # what an ``action`` request carries (protocol.py)
-        raise ValueError(f"expected at most {MAX_ACTION_NAME} characters, got {len(value)}")
+def name_problem(value: object) -> str | None:
+    """Why ``value`` cannot name a parameter, a group, an observable or an action; None when it can.
+
+    A name is a plain identifier (:data:`NAME_PATTERN`, at most :data:`MAX_NAME` characters) that no
+    JavaScript object already has: names become keys of the objects a page is given and reads, where
+    ``__proto__`` would set a prototype and ``constructor`` shadow one.
+    """
+    if not isinstance(value, str) or not re.fullmatch(NAME_PATTERN, value):
+        return f"expected letters, digits and '_', not starting with a digit, got {_show(value)}"
+    if len(value) > MAX_NAME:
+        return f"expected at most {MAX_NAME} characters, got {len(value)}"
+    if value.startswith("__") or value in _OBJECT_MEMBERS:
+        return f"{_show(value)} is a name every JavaScript object has already (choose another)"
+    return None
+
+
+def _plain_name(value: str) -> str:
+    problem = name_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
+
+
+_action_name = _plain_name
 
 
 def _true(value: bool) -> bool:
@@ -376,7 +409,7 @@ class Observable(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
+    name: Annotated[str, Field(strict=True), AfterValidator(_plain_name)]
     unit: str | None = None
     depends_on: tuple[str, ...] = ()
     settles_in: float | None = Field(default=None, gt=0, le=3600, strict=True)
@@ -878,8 +911,9 @@ def _collect(
 ) -> None:
     for key, child in node.items():
         here = (*loc, key)
-        if not key or "." in key:
-            problems.append(_problem(here, "names must be non-empty and must not contain '.'", key))
+        problem = name_problem(key)
+        if problem is not None:
+            problems.append(_problem(here, problem, key))
             continue
         if not isinstance(child, dict):
             problems.append(

@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapt
 from pydantic_core import ErrorDetails
 from typing_extensions import TypedDict
 
+from . import _bounds
+
 PROTOCOL_VERSION = 1  # the major version: a view announces it in `attached`, the kernel compares only it
 PROTOCOL_MINOR = 6  # the compatible additions within the major version this translation knows
 MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB of JSON from a view, whatever it carries
@@ -503,20 +505,47 @@ KERNEL_MESSAGE_KINDS = _kinds(*get_args(KernelMessage))
 
 
 def parse_view_message(content: Any) -> ViewMessage:
-    """Validate a custom message from a view, or raise :class:`ProtocolError` saying why."""
+    """Validate a custom message from a view, or raise :class:`ProtocolError` saying why.
+
+    What a page sent is bounded here, before anything keeps it: a lone surrogate in its text is
+    replaced by U+FFFD, and a state nested too deeply or holding too many values is replaced by the
+    ``_truncated`` marker (``_bounds.py``; docs/protocol.md, *Bounds*).
+    """
     if not isinstance(content, dict):
         raise ProtocolError(f"expected a JSON object, got {type(content).__name__}")
-    size = json_size(content)
-    if size > MAX_MESSAGE_BYTES and content.get("kind") == "reply" and "state" in content:
-        # Settle the request all the same, with the marker instead of the state.
-        content = {**content, "state": {"_truncated": True, "bytes": size}}
-        size = json_size(content)
-    if size > MAX_MESSAGE_BYTES:
-        raise ProtocolError(f"message of {size} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
+    carries_state = content.get("kind") == "reply" and "state" in content
     try:
-        return _view_message.validate_python(content, strict=True)
+        text = _json_text(content)
+    except RecursionError:
+        if not carries_state:
+            raise ProtocolError("message nested deeper than JSON's encoder goes") from None
+        # A reply settles its request all the same, with a marker instead of its state.
+        content = {**content, "state": {"_truncated": True, "code": "too_deep", "limit": _bounds.MAX_DEPTH}}
+        text = _json_text(content)
+    if len(text) > MAX_MESSAGE_BYTES and carries_state:
+        content = {**content, "state": {"_truncated": True, "bytes": len(text)}}
+        text = _json_text(content)
+    if len(text) > MAX_MESSAGE_BYTES:
+        raise ProtocolError(f"message of {len(text)} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
+    content = _bounds.repair_text(content, text)
+    try:
+        message = _view_message.validate_python(content, strict=True)
     except ValidationError as exc:
         raise ProtocolError(_describe(exc, content)) from None
+    if isinstance(message, OkReply):
+        message.state = bounded_state(message.state)
+    elif isinstance(message, StateEvent):
+        message.payload = bounded_state(message.payload)
+    return message
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as compact JSON, counted in characters as the view counts them (``JSON.stringify``);
+    RecursionError past the encoder's depth."""
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ProtocolError(f"not a JSON message: {exc}") from None
 
 
 def _describe(exc: ValidationError, content: Mapping[str, Any], *, tagged: bool = True) -> str:
@@ -587,9 +616,18 @@ def json_size(value: Any) -> int:
 
 
 def bounded_state(state: Any, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
-    """A target's state as a JSON object no larger than ``limit``; bigger or non-object states are replaced."""
+    """A target's state as a JSON object within every bound of a state, else the marker that replaces it:
+    ``{"_invalid": why}`` for a non-object, ``{"_truncated": true, "bytes": n}`` past ``limit``
+    characters of JSON, ``{"_truncated": true, "code": "too_deep" | "too_many_values", "limit": n}``
+    past :data:`~splitbrain_widget._bounds.MAX_DEPTH` levels or
+    :data:`~splitbrain_widget._bounds.MAX_NODES` values."""
     if not isinstance(state, dict):
         return {"_invalid": f"expected an object, got {type(state).__name__}"}
+    depth, nodes = _bounds.measure(state)
+    if depth > _bounds.MAX_DEPTH:
+        return {"_truncated": True, "code": "too_deep", "limit": _bounds.MAX_DEPTH}
+    if nodes > _bounds.MAX_NODES:
+        return {"_truncated": True, "code": "too_many_values", "limit": _bounds.MAX_NODES}
     size = json_size(state)
     if size > limit:
         return {"_truncated": True, "bytes": size}

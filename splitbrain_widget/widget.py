@@ -55,7 +55,7 @@ from .registry import Target, load_target
 if TYPE_CHECKING:
     import pandas
 
-    from ._headless_engine import HeadlessPage
+    from ._headless_engine import HeadlessPage, Keep
     from .headless import HeadlessFallback
 
 log = logging.getLogger("splitbrain_widget")
@@ -354,24 +354,41 @@ class TargetWidget(anywidget.AnyWidget):
     @overload
     def advance(self, seconds: float, *, timeout: float | None = None, every: None = None) -> dict[str, Any]: ...
     @overload
-    def advance(self, seconds: float, *, timeout: float | None = None, every: float) -> list[dict[str, Any]]: ...
     def advance(
-        self, seconds: float, *, timeout: float | None = None, every: float | None = None
+        self, seconds: float, *, timeout: float | None = None, every: float, keep: Keep | None = None
+    ) -> list[dict[str, Any]]: ...
+    def advance(
+        self, seconds: float, *, timeout: float | None = None, every: float | None = None, keep: Keep | None = None
     ) -> dict[str, Any] | list[dict[str, Any]]:
         """Run the headless page's clock ``seconds`` of simulated time forward; return the state it
         reports then (with ``every``: in steps of ``every`` simulated seconds, the list of the states
-        after each step, from one call). Raises :class:`~splitbrain_widget.headless.HeadlessError`
-        where the calls do not run on a headless page (a notebook view runs its page in real time)."""
-        return self._headless_page().advance(seconds, timeout, every=every)
+        after each step, from one call; ``keep`` cuts each state down as it arrives, so that only what
+        it returns is held). ``timeout`` defaults to the widget's ``timeout`` plus
+        ``ADVANCE_BUDGET_S`` (60 s) of wall time for the simulation. Raises
+        :class:`~splitbrain_widget.headless.HeadlessError` where the calls do not run on a headless
+        page (a notebook view runs its page in real time), and ``timeout`` when the page did not get
+        there in time (it stops where it was)."""
+        page, wait = self._headless_page(), self._advance_timeout(timeout)
+        return page.advance(seconds, wait) if every is None else page.advance(seconds, wait, every=every, keep=keep)
 
     @overload
     async def aadvance(self, seconds: float, *, timeout: float | None = None, every: None = None) -> dict[str, Any]: ...
     @overload
-    async def aadvance(self, seconds: float, *, timeout: float | None = None, every: float) -> list[dict[str, Any]]: ...
     async def aadvance(
-        self, seconds: float, *, timeout: float | None = None, every: float | None = None
+        self, seconds: float, *, timeout: float | None = None, every: float, keep: Keep | None = None
+    ) -> list[dict[str, Any]]: ...
+    async def aadvance(
+        self, seconds: float, *, timeout: float | None = None, every: float | None = None, keep: Keep | None = None
     ) -> dict[str, Any] | list[dict[str, Any]]:
-        return await self._headless_page().aadvance(seconds, timeout, every=every)
+        page, wait = self._headless_page(), self._advance_timeout(timeout)
+        if every is None:
+            return await page.aadvance(seconds, wait)
+        return await page.aadvance(seconds, wait, every=every, keep=keep)
+
+    def _advance_timeout(self, timeout: float | None) -> float:
+        from ._headless_engine import ADVANCE_BUDGET_S
+
+        return timeout if timeout is not None else self.timeout + ADVANCE_BUDGET_S
 
     def _headless_page(self) -> HeadlessPage:
         from ._headless_engine import HeadlessError

@@ -214,7 +214,30 @@ MALFORMED = [
     (_with("data.settings.speed.readonly", "no"), "data.settings.speed.readonly:"),
     (
         {"id": "x", "data": {"settings": {"a.b": {"type": "number", "value": 1}}}},
-        "data.settings.a.b: names must be non-empty and must not contain '.'",
+        "data.settings.a.b: expected letters, digits and '_', not starting with a digit, got \"a.b\"",
+    ),
+    *(
+        (
+            {"id": "x", "data": {"settings": {name: {"type": "number", "value": 1}}}},
+            f'data.settings.{name}: "{name}" is a name every JavaScript object has already',
+        )
+        for name in ("__proto__", "constructor", "prototype", "hasOwnProperty", "__defineGetter__")
+    ),
+    (
+        {"id": "x", "data": {"__proto__": {"a": {"type": "number", "value": 1}}}},
+        'data.__proto__: "__proto__" is a name every JavaScript object has already',
+    ),
+    (
+        {"id": "x", "data": {"s": {"a": {"type": "number", "value": 1}}}, "observables": {"constructor": {}}},
+        'observables.constructor.name: "constructor" is a name every JavaScript object has already',
+    ),
+    (
+        {"id": "x", "data": {"s": {"a": {"type": "number", "value": 1}}}, "actions": {"__proto__": {}}},
+        'actions.__proto__.name: "__proto__" is a name every JavaScript object has already',
+    ),
+    (
+        {"id": "x", "data": {"s": {"speed-ms": {"type": "number", "value": 1}}}},
+        "data.s.speed-ms: expected letters, digits and '_'",
     ),
     (_with("data.settings.empty", {}), "data.settings.empty: empty group"),
     (_with("data.settings.novalue", {"value": 3}), "data.settings.novalue.type: missing"),

@@ -464,6 +464,7 @@ var TOKEN_MS = AHEAD_MS / 4;
 var MAX_SAMPLES = 1e5;
 var MAX_SAMPLE_CHARS = 64 * 1024 * 1024;
 var PART_CHARS = 9e5;
+var BATCH_CHARS = 1e6;
 var INTERNAL_ID = "\0advance-";
 function sampleCount(ms, every) {
   return Math.max(1, Math.ceil(ms / every - 1e-9));
@@ -480,12 +481,25 @@ function createHost(opts) {
     flushQueued = false;
     const batch = outbox;
     outbox = [];
-    if (batch.length === 0) return;
-    try {
-      window[binding](JSON.stringify(batch));
-    } catch (err) {
-      console.error(`splitbrain host: could not hand messages to the engine: ${errorText(err)}`);
+    let parts = [];
+    let chars = 0;
+    const handOver = () => {
+      if (parts.length === 0) return;
+      try {
+        window[binding](`[${parts.join(",")}]`);
+      } catch (err) {
+        console.error(`splitbrain host: could not hand messages to the engine: ${errorText(err)}`);
+      }
+      parts = [];
+      chars = 0;
+    };
+    for (const msg of batch) {
+      const text = JSON.stringify(msg);
+      if (chars > 0 && chars + text.length > BATCH_CHARS) handOver();
+      parts.push(text);
+      chars += text.length + 1;
     }
+    handOver();
   }
   function out(msg) {
     outbox.push(msg);
@@ -547,6 +561,7 @@ function createHost(opts) {
   }
   function whenReady(ms) {
     if (relay.ready) return Promise.resolve(true);
+    if (relay.stopped) return Promise.resolve(false);
     return new Promise((resolve) => {
       const timer = setTimeout(() => settle(false), ms);
       function settle(ok) {
@@ -717,6 +732,7 @@ function createHost(opts) {
       return sampled ? { ok: true, state: last, states: part, samples: steps } : { ok: true, state: last };
     } finally {
       statusWaiters.delete(watch);
+      if (inFlight.length > 0) frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, nonce, type: "halt" }, "*");
       for (const { token: token2 } of inFlight) if (token2) chunkDone.delete(token2);
       for (const id of pending) internal.delete(id);
       element.style.visibility = "";
@@ -844,6 +860,7 @@ Object.defineProperty(window, "splitbrainHost", { value: api });
 export {
   ADVANCE_CHUNK_MS,
   AHEAD_MS,
+  BATCH_CHARS,
   MAX_AHEAD,
   MAX_SAMPLES,
   MAX_SAMPLE_CHARS,
