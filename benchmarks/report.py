@@ -27,6 +27,7 @@ SECTIONS = [
     "target_fps",
     "headless",
     "steering",
+    "security",
 ]
 START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
 READING_PREFIX = "Reading these:"
@@ -85,6 +86,12 @@ HEADLINES: dict[str, list[str]] = {
         "headless.sweep.points_per_s_n_pages",
         "headless.advance.sim_s_per_wall_s",
         "headless.dask.ratio",
+    ],
+    "security": [
+        "security.record_memory.hostile.python_peak_mib",
+        "security.record_memory.honest.python_peak_mib",
+        "security.flood.parent_median_s",
+        "security.flood.top_median_s",
     ],
     "steering": [
         "steering.success_rate",
@@ -266,6 +273,25 @@ def table(r: dict[str, Any]) -> str:
         )
     if "js_bytes" in r:
         row("shipped JS", ", ".join(f"{k} {v / 1024:.1f} KiB" for k, v in r["js_bytes"].items()), "js_bytes")
+    if "security" in r:
+        sec = r["security"]
+        mem, fl = sec.get("record_memory"), sec.get("flood")
+        if mem:
+            hm, hon = mem["hostile"], mem["honest"]
+            row(
+                "kernel memory for `record(60)` of a hostile page (states of 330,000 lists each), headless",
+                f"Python peak {hm['python_peak_mib']} MiB for {hm['rows']} rows (an honest page: "
+                f"{hon['python_peak_mib']} MiB); resident {hm['rss_before_mib']} -> {hm['rss_after_mib']} MiB",
+                "security",
+            )
+        if fl:
+            row(
+                "an honest widget's slowest call beside a 1 s raw postMessage flood, JupyterLab",
+                f"{fl['parent_median_s']} s with the flood posted to its sandbox frame; {fl['top_median_s']} s "
+                f"posted to the notebook page, {fl['top_over_parent']}x (medians of {fl['runs']} runs; "
+                f"requests at the log server: {fl['requests_reached']})",
+                "security",
+            )
     if "headless" in r:
         h = r["headless"]
         rt, sw, adv, dk = h.get("roundtrip_ms"), h.get("sweep"), h.get("advance"), h.get("dask")

@@ -1,6 +1,6 @@
 // Build the browser side into the Python package's static/ folder.
 //
-//   node js/build.mjs           write splitbrain_widget/static/{widget,target_api,clock,bindings,kit,host}.js
+//   node js/build.mjs           write splitbrain_widget/static/{widget,target_api,clock,bindings,kit,host_page,sandbox}.js
 //   node js/build.mjs --check   build in memory, compare with the committed files,
 //                               exit 1 listing the stale ones (CI runs this)
 //
@@ -28,7 +28,9 @@ const bundles = [
   // The target kit (look, info panel, fixed-step loop, reporter): inlined when a manifest asks for it.
   { entry: "kit.js", format: "iife", minify: true, inline: true },
   // The headless host page's module, inlined by the engine as a <script type="module">.
-  { entry: "host.js", format: "esm", minify: false, inline: true },
+  { entry: "host_page.js", format: "esm", minify: false, inline: true },
+  // The notebook view's sandbox frame module, inlined by the registry into the `_sandbox` document.
+  { entry: "sandbox.js", format: "esm", minify: true, inline: true },
 ];
 
 /**

@@ -9,10 +9,18 @@
  */
 import { READY_TIMEOUT_MS, Relay } from "./relay.js";
 
+/** Marks the target's iframe (tests find it by it: the page takes its `window.name`, the nonce). */
+export const TARGET_FRAME_ATTR = "data-splitbrain-target";
+/** Most times a page may leave its frame (navigate, reload itself) within LEAVE_WINDOW_MS before it is stopped. */
+export const MAX_LEAVES = 5;
+export const LEAVE_WINDOW_MS = 10_000;
+/** How long after its frame's first load event a page's own `loaded` may come (they travel apart). */
+export const LOADED_GRACE_MS = 1_000;
+
 /**
  * @typedef {object} TargetFrame
  * @property {Relay} relay
- * @property {() => void} load  (re)load the page in a fresh iframe with a fresh nonce
+ * @property {(why?: string) => void} load  (re)load the page in a fresh iframe with a fresh nonce
  * @property {() => HTMLIFrameElement} iframe  the current iframe element
  * @property {() => void} dispose  stop the timers (the listener ends with `signal`)
  */
@@ -42,8 +50,6 @@ export function mountTargetFrame(opts) {
   let iframe = opts.placeholder;
   /** @type {ReturnType<typeof setTimeout> | null} */
   let readyTimer = null;
-  /** @type {Window | null} the page last stopped for flooding (its queued messages are dropped) */
-  let stoppedWindow = null;
 
   /**
    * A fresh iframe per page load: Chromium gives a loaded page the `name` its iframe had when it
@@ -55,10 +61,50 @@ export function mountTargetFrame(opts) {
     frame.setAttribute("sandbox", "allow-scripts");
     frame.setAttribute("referrerpolicy", "no-referrer");
     frame.setAttribute("title", opts.frameTitle());
+    frame.setAttribute(TARGET_FRAME_ATTR, "");
     frame.name = nonce;
     frame.style.height = `${opts.height()}px`;
     frame.srcdoc = opts.html();
+    // Its first load is the page; any later one is another document in the same frame (a reload, a
+    // navigation to about:blank, or the error page of a navigation the policy refused): gone.
+    // The page announces its own load event first (target_api.js `loaded`): a first load of the frame
+    // it did not announce is a document that took the frame before the page finished loading.
+    let loads = 0;
+    frame.addEventListener("load", () => {
+      loads += 1;
+      if (frame !== iframe) return;
+      if (loads > 1) {
+        left("the target page left its frame (it navigated or reloaded itself)");
+      } else if (!relay.loaded) {
+        setTimeout(() => {
+          if (frame === iframe && !relay.loaded) left("the target page left its frame before it finished loading");
+        }, LOADED_GRACE_MS);
+      }
+    });
     return frame;
+  }
+
+  /** @type {number[]} when the last pages left their frames (ms) */
+  const leaves = [];
+  /**
+   * The frame holds another document than the page it was given. That document never counts as the
+   * page and never gets its nonce: the frame is replaced by a fresh one (fresh nonce), which gets
+   * every current value once ready; what the old page held answers not_ready now. A page that
+   * leaves more than MAX_LEAVES times within LEAVE_WINDOW_MS is stopped instead.
+   * @param {string} why
+   */
+  function left(why) {
+    const now = Date.now();
+    while (leaves.length > 0 && now - leaves[0] > LEAVE_WINDOW_MS) leaves.shift();
+    leaves.push(now);
+    if (leaves.length > MAX_LEAVES) {
+      relay.stop(
+        `the target was stopped: it left its frame (navigated or reloaded itself) ${leaves.length} times within ` +
+          `${LEAVE_WINDOW_MS / 1000} s. The change is kept and applies once it is restarted`,
+      );
+      return;
+    }
+    load(why);
   }
 
   const relay = new Relay({
@@ -68,8 +114,10 @@ export function mountTargetFrame(opts) {
     currentValues: opts.currentValues,
     now: opts.now,
     onStopped: (why) => {
-      // Unload the page (its timers and its flood end with it).
-      stoppedWindow = iframe.contentWindow;
+      // Unload the page (its timers and its flood end with it), and stop listening: what it posted
+      // before it went may still be queued (a flood: 100,000s of events), and a window with no
+      // listener takes them at the least cost (after the frame is gone their source is null).
+      listening?.abort();
       const stoppedFrame = doc.createElement("iframe");
       stoppedFrame.setAttribute("sandbox", "");
       stoppedFrame.setAttribute("title", "stopped target");
@@ -83,11 +131,14 @@ export function mountTargetFrame(opts) {
       opts.onStatus?.(s, detail);
       if (s !== "loading" && readyTimer) clearTimeout(readyTimer);
     },
+    onLeft: (why) => left(why),
   });
 
-  function load() {
+  /** @param {string} [why]  why the page loads again (what its requests are answered with) */
+  function load(why) {
     opts.onLoad?.();
-    relay.reload();
+    if (relay.stopped) listen(); // a restart: the stopped page's listener went with it
+    relay.reload(why);
     const frame = freshIframe(relay.nonce);
     iframe.replaceWith(frame);
     iframe = frame;
@@ -100,21 +151,23 @@ export function mountTargetFrame(opts) {
     }, READY_TIMEOUT_MS);
   }
 
-  win.addEventListener(
-    "message",
-    (event) => {
-      // What a stopped page posted before it was unloaded may still be queued (a flood: 100,000s of
-      // events): end each one here, in the capture phase, before any other listener of the page.
-      if (event.source !== null && event.source === stoppedWindow) {
-        event.stopImmediatePropagation();
-        return;
-      }
-      // Checked before event.data is read: other frames' messages (a flood among them) cost nothing here.
-      if (event.source === null || event.source !== iframe.contentWindow) return;
-      relay.fromTarget(event.data, true);
-    },
-    { signal, capture: true },
-  );
+  /** @type {AbortController | null} ends the listener of the page that runs (aborted when it is stopped) */
+  let listening = null;
+  function listen() {
+    listening?.abort();
+    listening = new AbortController();
+    win.addEventListener(
+      "message",
+      (event) => {
+        // Checked before event.data is read: other frames' messages (a flood among them) cost nothing here.
+        if (event.source === null || event.source !== iframe.contentWindow) return;
+        relay.fromTarget(event.data, true);
+      },
+      { signal: listening.signal, capture: true },
+    );
+  }
+  signal.addEventListener("abort", () => listening?.abort(), { once: true });
+  listen();
 
   return {
     relay,

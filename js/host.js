@@ -1,10 +1,12 @@
 // @ts-check
 /**
- * host.js: the host page of a headless target (splitbrain_widget/_headless_engine.py). A blank
- * page in headless Chromium that runs the view's own code: the sandboxed iframe and its checks
- * (./frame.js) and the relay (./relay.js). Only the kernel <-> view hop differs: the engine calls
- * `window.splitbrainHost.run(ops)` (one evaluate per batch of ops) and the host hands every
- * view -> kernel message to a binding, `window[binding](json)`, batched per task.
+ * host.js: one target page hosted behind the view's own code: the sandboxed iframe and its checks
+ * (./frame.js) and the relay (./relay.js), driven by ops (`send`, `values`, `reload`, `advance`,
+ * `cancel`), handing every view -> kernel message to `deliver`, batched per task. It runs in two
+ * places: the headless host page (./host_page.js: the engine calls `splitbrainHost.run(ops)` and
+ * the messages go to a CDP binding), and the notebook view's sandbox frame (./sandbox.js: the view
+ * posts the ops in and the messages out), which stands between the notebook page and the target so
+ * that nothing the target posts reaches the notebook page's own thread.
  *
  * Besides the view's messages the host runs the virtual clock (./clock.js) of its page:
  * `{op: "advance", token, ms, every?, max_chars?}` runs the clock `ms` forward in steps of `every`
@@ -59,17 +61,12 @@ export const MAX_SAMPLE_CHARS = 64 * 1024 * 1024;
  * (1 MiB, protocol.py MAX_MESSAGE_BYTES); a state of up to MAX_STATE_CHARS goes alone.
  */
 export const PART_CHARS = 900_000;
-/**
- * Characters of JSON per hand-over of messages to the engine (a batch of the messages of one task);
- * the engine refuses a hand-over over MAX_HANDOVER_CHARS (_headless_engine.py) unparsed.
- */
-export const BATCH_CHARS = 1_000_000;
 /** Ids of the host's own state requests: never a kernel id ("r<counter>-<salt>"). */
 const INTERNAL_ID = "\u0000advance-";
 
 /**
  * @typedef {{op: "send", msg: unknown} | {op: "values", values: Record<string, unknown>}
- *   | {op: "reload", html?: string} | {op: "advance", token: string, ms: number, every?: number, max_chars?: number}
+ *   | {op: "reload", html?: string} | {op: "height", px: number} | {op: "advance", token: string, ms: number, every?: number, max_chars?: number}
  *   | {op: "cancel", token: string}} HostOp
  */
 
@@ -103,8 +100,12 @@ export function sampleCount(ms, every) {
  * @property {string} viewId
  * @property {string} html  the target page (target API, and clock when virtual, injected)
  * @property {Record<string, unknown>} values  the `values` trait
- * @property {string} binding  name of the window function that takes a JSON batch of messages
+ * @property {(batch: unknown[]) => void} deliver  takes the view -> kernel messages of one task, in order
+ * @property {(status: "loading" | "ready" | "error", detail?: string) => void} [onStatus]  the page's status
+ * @property {(why: string) => void} [onStopped]  the page was stopped (it broke its message budget)
+ * @property {boolean} [attach]  send the view's `attached` event (a headless host, which is the view)
  * @property {number} [height]  iframe height in CSS pixels
+ * @property {string} [title]  the target iframe's title attribute
  */
 
 /**
@@ -112,11 +113,11 @@ export function sampleCount(ms, every) {
  * @param {HostOptions} opts
  */
 export function createHost(opts) {
-  const { viewId, binding } = opts;
+  const { viewId } = opts;
   const controller = new AbortController();
   let html = opts.html;
   let values = opts.values ?? {};
-  const height = opts.height ?? 420;
+  let height = opts.height ?? 420;
 
   /** @type {unknown[]} */
   let outbox = [];
@@ -125,28 +126,12 @@ export function createHost(opts) {
     flushQueued = false;
     const batch = outbox;
     outbox = [];
-    /** @type {string[]} */
-    let parts = [];
-    let chars = 0;
-    const handOver = () => {
-      if (parts.length === 0) return;
-      try {
-        /** @type {any} */ (window)[binding](`[${parts.join(",")}]`);
-      } catch (err) {
-        console.error(`splitbrain host: could not hand messages to the engine: ${errorText(err)}`);
-      }
-      parts = [];
-      chars = 0;
-    };
-    // Hand-overs of at most BATCH_CHARS (one message alone may be longer: the engine's bound is above
-    // the relay's on one message), so that the engine can refuse a longer one before it parses it.
-    for (const msg of batch) {
-      const text = JSON.stringify(msg);
-      if (chars > 0 && chars + text.length > BATCH_CHARS) handOver();
-      parts.push(text);
-      chars += text.length + 1;
+    if (batch.length === 0) return;
+    try {
+      opts.deliver(batch);
+    } catch (err) {
+      console.error(`splitbrain host: could not hand messages on: ${errorText(err)}`);
     }
-    handOver();
   }
   /** @param {unknown} msg */
   function out(msg) {
@@ -174,7 +159,7 @@ export function createHost(opts) {
     placeholder: slot,
     viewId,
     html: () => html,
-    frameTitle: () => "splitbrain headless target",
+    frameTitle: () => opts.title ?? "splitbrain headless target",
     height: () => height,
     currentValues: () => values,
     signal: controller.signal,
@@ -190,9 +175,11 @@ export function createHost(opts) {
       internal.delete(id);
       waiter?.(msg.ok ? { ok: true, state: msg.state } : { ok: false, error: msg.error });
     },
-    onStatus: () => {
+    onStatus: (status, detail) => {
+      opts.onStatus?.(status, detail);
       for (const wake of [...statusWaiters]) wake();
     },
+    onStopped: (why) => opts.onStopped?.(why),
   });
   const { relay } = frame;
   // The clock's `advanced` message: from this iframe's page, with its nonce (the relay ignores it).
@@ -398,7 +385,7 @@ export function createHost(opts) {
       }
       // `more`: the clock's `unseen` stays true up to the last frame of the whole advance.
       const payload = { ms: chunk, more: step < steps, ...(answered ? { token } : {}) };
-      frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, nonce: relay.nonce, type: "advance", payload }, "*");
+      frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, type: "advance", payload }, "*");
       /** @type {Promise<Result> | null} */
       let reply = null;
       if (stepEnds) {
@@ -454,7 +441,7 @@ export function createHost(opts) {
     } finally {
       statusWaiters.delete(watch);
       // Ended early (cancelled, its deadline passed, a step failed): what it posted must not run on.
-      if (inFlight.length > 0) frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, nonce, type: "halt" }, "*");
+      if (inFlight.length > 0) frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, type: "halt" }, "*");
       for (const { token } of inFlight) if (token) chunkDone.delete(token);
       for (const id of pending) internal.delete(id); // a failed or cancelled advance: replies dropped
       element.style.visibility = "";
@@ -507,6 +494,9 @@ export function createHost(opts) {
     else if (op.op === "values") {
       values = op.values ?? {};
       relay.valuesChanged(values);
+    } else if (op.op === "height") {
+      height = Number(op.px) > 0 ? Number(op.px) : height;
+      frame.iframe().style.height = `${height}px`;
     } else if (op.op === "reload") {
       if (typeof op.html === "string") html = op.html;
       frame.load();
@@ -534,12 +524,14 @@ export function createHost(opts) {
   }
 
   frame.load();
-  out({
-    kind: "event",
-    view_id: viewId,
-    type: "attached",
-    payload: { protocol: PROTOCOL_VERSION, user_agent: navigator.userAgent.slice(0, 200) },
-  });
+  if (opts.attach) {
+    out({
+      kind: "event",
+      view_id: viewId,
+      type: "attached",
+      payload: { protocol: PROTOCOL_VERSION, user_agent: navigator.userAgent.slice(0, 200) },
+    });
+  }
 
   return {
     run,
@@ -566,30 +558,3 @@ export function createHost(opts) {
     },
   };
 }
-
-/** @type {ReturnType<typeof createHost> | null} */
-let active = null;
-
-/** The engine's handle: one view at a time per host page. */
-const api = Object.freeze({
-  /** @param {HostOptions} opts */
-  create(opts) {
-    if (active) active.dispose();
-    active = createHost(opts);
-    return true;
-  },
-  /** @param {HostOp[]} ops */
-  run(ops) {
-    if (!active) throw new Error("no headless view in this page");
-    active.run(ops);
-  },
-  inspect() {
-    return active ? active.inspect() : null;
-  },
-  dispose() {
-    active?.dispose();
-    active = null;
-  },
-});
-
-Object.defineProperty(window, "splitbrainHost", { value: api });

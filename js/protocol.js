@@ -21,13 +21,19 @@
 export const PROTOCOL_VERSION = 1;
 
 /** The compatible additions within the major version that this translation knows (docs/protocol.md, Versions). */
-export const PROTOCOL_MINOR = 6;
+export const PROTOCOL_MINOR = 7;
 
 /** `source` of every view -> target postMessage. */
 export const PARENT_SOURCE = "splitbrain-parent";
 
 /** `source` of every target -> view postMessage. */
 export const TARGET_SOURCE = "splitbrain-target";
+
+/** `source` of every notebook view -> sandbox frame postMessage (./sandbox.js). */
+export const VIEW_SOURCE = "splitbrain-view";
+
+/** `source` of every sandbox frame -> notebook view postMessage (./sandbox.js). */
+export const SANDBOX_SOURCE = "splitbrain-sandbox";
 
 /** Longest error message text sent across a boundary, in UTF-16 code units. */
 export const MAX_ERROR_TEXT = 500;
@@ -261,7 +267,7 @@ const REQUEST_OPS = new Set(["apply", "reset", "state", "action"]);
 /** @type {ReadonlySet<unknown>} */
 const PARENT_TYPES = new Set(["apply", "reset", "state", "action"]);
 /** @type {ReadonlySet<unknown>} */
-const TARGET_TYPES = new Set(["ready", "state", "error"]);
+const TARGET_TYPES = new Set(["ready", "state", "error", "loaded", "leaving"]);
 
 /**
  * A plain object: `{}` literal, `Object.create(null)` or a structured clone of
@@ -367,7 +373,7 @@ function isActionName(name) {
 
 /**
  * Whether `data` is a view -> target message for this `nonce`: source
- * `"splitbrain-parent"`, the same non-empty nonce, type apply/reset/state/action, an
+ * `"splitbrain-parent"`, no nonce (1.7; or this same non-empty one), type apply/reset/state/action, an
  * optional string id and an optional plain-object payload; an `action` has an id and
  * a payload `{name}` (isActionName).
  * @param {unknown} data
@@ -375,7 +381,11 @@ function isActionName(name) {
  * @returns {data is ParentMessage}
  */
 export function isParentMessage(data, nonce) {
-  if (!hasEnvelope(data, PARENT_SOURCE, nonce)) return false;
+  // The view sends no nonce (1.7): a message from window.parent is the view's (the caller checks
+  // event.source), and a document that came into the frame later must not learn the page's nonce
+  // from what the view sends. A nonce, when one comes (a view of 1.6), must be the page's.
+  if (!isPlainObject(data) || data.source !== PARENT_SOURCE) return false;
+  if (data.nonce !== undefined && !hasEnvelope(data, PARENT_SOURCE, nonce)) return false;
   if (!PARENT_TYPES.has(data.type) || !isOptionalId(data.id)) return false;
   if (data.type === "action") return typeof data.id === "string" && isPlainObject(data.payload) && isActionName(data.payload.name);
   return data.payload === undefined || isPlainObject(data.payload);

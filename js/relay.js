@@ -18,8 +18,12 @@ import {
 
 /** Largest state (as JSON text) forwarded to the kernel; bigger ones are replaced by a marker. */
 export const MAX_STATE_CHARS = 1_000_000;
+/** Deepest nesting of a state forwarded to the kernel (the state itself is level 1; protocol.md, *Bounds*). */
+export const MAX_STATE_DEPTH = 32;
 /** Unsolicited states are forwarded at most this often (ms); the latest one wins. */
 export const STATE_EVENT_INTERVAL_MS = 100;
+/** ... and at most this many characters of them a second (a state of 1,000,000: one a second). */
+export const STATE_EVENT_CHARS_PER_S = 1_000_000;
 /** How long a target may take to call SplitBrain.ready() before the view reports it. */
 export const READY_TIMEOUT_MS = 15_000;
 /**
@@ -50,6 +54,7 @@ function trace(id, hop) {
  * @property {string} target_id
  * @property {Record<string, any>} manifest  the active manifest (parameters, observables, ...)
  * @property {string} _html  the target page, target API injected
+ * @property {string} _sandbox  the sandbox frame the view loads the target into (./sandbox.js)
  * @property {Record<string, unknown>} values  dotted path -> the kernel's value
  * @property {Record<string, unknown>} state  the last state a page reported
  * @property {number} height
@@ -69,15 +74,52 @@ function trace(id, hop) {
  * @returns {Record<string, unknown>}
  */
 export function boundState(state) {
-  if (!state || typeof state !== "object" || Array.isArray(state)) return { _invalid: "expected an object" };
+  return sizedState(state).state;
+}
+
+/**
+ * {@link boundState}, with the length of the state's JSON (what the page sent, as the kernel counts it).
+ * @param {unknown} state
+ * @returns {{state: Record<string, unknown>, chars: number}}
+ */
+export function sizedState(state) {
+  if (!state || typeof state !== "object" || Array.isArray(state)) return { state: { _invalid: "expected an object" }, chars: 0 };
   let text;
   try {
     text = JSON.stringify(state);
   } catch (err) {
-    return { _invalid: errorText(err) };
+    return { state: { _invalid: errorText(err) }, chars: 0 };
   }
-  if (text.length > MAX_STATE_CHARS) return { _truncated: true, bytes: text.length };
-  return /** @type {Record<string, unknown>} */ (state);
+  const chars = text.length;
+  if (chars > MAX_STATE_CHARS) return { state: { _truncated: true, bytes: chars }, chars };
+  if (jsonDepth(text, MAX_STATE_DEPTH) > MAX_STATE_DEPTH) {
+    return { state: { _truncated: true, code: "too_deep", limit: MAX_STATE_DEPTH }, chars };
+  }
+  return { state: /** @type {Record<string, unknown>} */ (state), chars };
+}
+
+/**
+ * How deeply the JSON `text` nests objects and arrays, counted no further than one past `limit`.
+ * A scan of the text (strings skipped), not a walk of the value: no nesting exhausts the stack.
+ * @param {string} text
+ * @param {number} limit
+ */
+export function jsonDepth(text, limit) {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i += 1; // a backslash escapes the next character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      depth += 1;
+      if (depth > deepest && (deepest = depth) > limit) return deepest;
+    } else if (c === 93 || c === 125) depth -= 1;
+  }
+  return deepest;
 }
 
 /**
@@ -93,18 +135,22 @@ export class Relay {
    * @param {() => Record<string, unknown>} opts.currentValues  the `values` trait
    * @param {(status: "loading" | "ready" | "error", detail?: string) => void} [opts.onStatus]
    * @param {(why: string) => void} [opts.onStopped]  the page broke its message budget: unload it
+   * @param {(why: string) => void} [opts.onLeft]  another document announced itself in the frame: replace it
    * @param {() => number} [opts.now]  a clock in ms (tests)
    */
-  constructor({ viewId, sendToKernel, postToTarget, currentValues, onStatus, onStopped, now }) {
+  constructor({ viewId, sendToKernel, postToTarget, currentValues, onStatus, onStopped, onLeft, now }) {
     this.viewId = viewId;
     this.sendToKernel = sendToKernel;
     this.postToTarget = postToTarget;
     this.currentValues = currentValues;
     this.onStatus = onStatus ?? (() => {});
     this.onStopped = onStopped ?? (() => {});
+    this.onLeft = onLeft ?? (() => {});
     this.now = now ?? (() => Date.now());
     this.nonce = makeNonce();
     this.ready = false;
+    /** whether the page announced its own load event (./frame.js checks the frame's against it) */
+    this.loaded = false;
     /** the `load` id of the page's ready ("" before it, or from a target API that sends none) */
     this.loadId = "";
     /** why the page was stopped ("" while it runs) */
@@ -132,18 +178,25 @@ export class Relay {
     this.errorsSince = 0;
     this.lastErrorEventAt = 0;
     this.lastStateEventAt = 0;
+    /** the JSON length of the last state event sent, and of the one waiting */
+    this.lastStateChars = 0;
+    this.pendingStateChars = 0;
   }
 
-  /** A new page load: fresh nonce, not ready; queued requests stay queued. */
-  reload() {
+  /**
+   * A new page load: fresh nonce, not ready; queued requests stay queued.
+   * @param {string} [why]  why the old page will not answer what it was sent
+   */
+  reload(why = "the target page was reloaded") {
     this.nonce = makeNonce();
     this.ready = false;
+    this.loaded = false;
     this.loadId = "";
     this.stopped = "";
     this.budgetUsed = 0;
     this.posted.clear();
     // Requests posted to the old page will never be answered by it: answer them now.
-    for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page was reloaded");
+    for (const id of this.outstanding) this.replyError(id, "not_ready", why);
     this.outstanding.clear();
     this.onStatus("loading");
   }
@@ -186,7 +239,7 @@ export class Relay {
     }
     if (Object.keys(changed).length === 0) return;
     this.remember(changed);
-    this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: changed });
+    this.postToTarget({ source: PARENT_SOURCE, type: "apply", payload: changed });
   }
 
   /** @param {import("./protocol.js").KernelRequest} request */
@@ -203,7 +256,6 @@ export class Relay {
     }
     this.postToTarget({
       source: PARENT_SOURCE,
-      nonce: this.nonce,
       type,
       id: request.id,
       ...(payload === undefined ? {} : { payload }),
@@ -229,14 +281,11 @@ export class Relay {
       const load = typeof msg.load === "string" ? msg.load : "";
       if (this.ready) {
         // The same load again: ignored, so a page repeating ready cannot disturb its calls. A new
-        // load: the page reloaded itself (its nonce, window.name, survives that). What the old page
-        // was asked will not be answered, and the new one starts from its defaults.
-        if (load === "" || load === this.loadId) return;
-        for (const id of this.outstanding) {
-          this.replyError(id, "not_ready", "the target page reloaded itself before answering");
-        }
-        this.outstanding.clear();
-        this.posted.clear();
+        // load: the frame holds another document now (a reload; the page's nonce survived in
+        // window.name). It is not taken for the page: the frame is replaced by a fresh one, with a
+        // fresh nonce, which gets every current value once it is ready (./frame.js).
+        if (load !== "" && load !== this.loadId) this.onLeft("the target page reloaded itself before answering");
+        return;
       }
       this.loadId = load;
       this.ready = true;
@@ -255,17 +304,22 @@ export class Relay {
       const later = new Set(queued.slice(split).flatMap((r) => Object.keys(r.payload.values ?? {})));
       const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
       this.remember(catchUp);
-      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: catchUp });
+      this.postToTarget({ source: PARENT_SOURCE, type: "apply", payload: catchUp });
       for (const request of queued.slice(split)) this.post(request);
+    } else if (msg.type === "loaded") {
+      this.loaded = true;
+    } else if (msg.type === "leaving") {
+      // the page's document is going (pagehide): whatever comes into the frame next is not the page
+      this.onLeft("the target page left its frame (it navigated or reloaded itself)");
     } else if (msg.type === "state") {
-      const state = boundState(msg.payload);
+      const { state, chars } = sizedState(msg.payload);
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
         trace(msg.id, "state");
         this.sendToKernel({ kind: "reply", id: msg.id, view_id: this.viewId, ok: true, state });
         trace(msg.id, "out");
       } else {
-        this.stateEvent(state);
+        this.stateEvent(state, chars);
       }
     } else if (msg.type === "error") {
       const message = errorText(msg.error?.message ?? msg.error ?? "target error");
@@ -331,16 +385,23 @@ export class Relay {
   }
 
   /**
-   * Forward an unsolicited state, at most once per STATE_EVENT_INTERVAL_MS; the latest wins.
+   * Forward an unsolicited state, at most once per STATE_EVENT_INTERVAL_MS (and by its size, at most
+   * STATE_EVENT_CHARS_PER_S characters a second); the latest wins.
    * @param {Record<string, unknown>} state
+   * @param {number} [chars]  the length of its JSON
    */
-  stateEvent(state) {
+  stateEvent(state, chars = 0) {
     this.pendingStateEvent = state;
+    this.pendingStateChars = chars;
     if (this.stateTimer) return;
-    const wait = Math.max(0, this.lastStateEventAt + STATE_EVENT_INTERVAL_MS - Date.now());
+    // At most STATE_EVENT_INTERVAL_MS apart, and no more than STATE_EVENT_CHARS_PER_S of them: a page
+    // reporting a mebibyte ten times a second would keep the kernel parsing (1.7).
+    const spacing = Math.max(STATE_EVENT_INTERVAL_MS, (this.lastStateChars / STATE_EVENT_CHARS_PER_S) * 1000);
+    const wait = Math.max(0, this.lastStateEventAt + spacing - Date.now());
     this.stateTimer = setTimeout(() => {
       this.stateTimer = null;
       this.lastStateEventAt = Date.now();
+      this.lastStateChars = this.pendingStateChars;
       const payload = this.pendingStateEvent;
       this.pendingStateEvent = null;
       if (payload) this.sendToKernel({ kind: "event", view_id: this.viewId, type: "state", payload });

@@ -85,7 +85,7 @@ import {
  * @typedef {object} TargetApiWindow
  * @property {string} name
  * @property {{postMessage: (message: unknown, targetOrigin: string) => void}} parent
- * @property {(type: "message", listener: (event: MessageEvent) => void) => void} addEventListener
+ * @property {(type: "message" | "pagehide" | "load", listener: (event: MessageEvent) => void) => void} addEventListener
  */
 
 /**
@@ -152,8 +152,10 @@ export function installTargetApi(targetWindow) {
   if (existing) return existing;
 
   const nonce = typeof targetWindow.name === "string" ? targetWindow.name : "";
-  // window.name (the nonce) survives a reload of the page by itself; this id does not. It is no
-  // secret (the nonce is), only different per load.
+  // Taken, not left: window.name survives navigation, and no other document of this frame may find
+  // the nonce there (the view replaces a frame whose document changed: ./frame.js).
+  if (nonce) targetWindow.name = "";
+  // Different per load (a page that reloads itself says so with it); no secret, only different.
   const load = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
   const parentWindow = targetWindow.parent;
   const framed = parentWindow != null && parentWindow !== /** @type {unknown} */ (targetWindow);
@@ -355,7 +357,16 @@ export function installTargetApi(targetWindow) {
   });
 
   Object.defineProperty(targetWindow, "SplitBrain", { value: api, enumerable: true });
-  if (framed) targetWindow.addEventListener("message", onMessage);
+  if (framed) {
+    targetWindow.addEventListener("message", onMessage);
+    // The document is going away (a navigation, a reload, even one started before it finished
+    // loading): the view is told before another document takes the frame (protocol 1.7). Added
+    // first, so no listener of the page's can stop it.
+    targetWindow.addEventListener("pagehide", () => post({ type: "leaving" }, undefined, "*"));
+    // Its load event, before the frame's: a load of the frame that this page did not announce is
+    // another document's (one that took the frame before this page finished loading).
+    targetWindow.addEventListener("load", () => post({ type: "loaded" }, undefined, "*"));
+  }
   return api;
 }
 

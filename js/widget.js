@@ -1,16 +1,15 @@
 // @ts-check
 /**
- * The view: a target page in a sandboxed iframe (./frame.js, shared with the headless host page),
- * wired to the kernel through the relay (./relay.js), with the status bar and the chat panel
- * (./panel.js).
+ * The view: a target page in a sandbox frame of its own (./view_sandbox.js, which runs the relay and
+ * the target's iframe, ./host.js, as the headless host page does), with the status bar and the chat
+ * panel (./panel.js).
  *
  * Wire formats: docs/protocol.md. Shapes and validators: ./protocol.js.
  */
-import { mountTargetFrame } from "./frame.js";
 import { PANEL_STYLE, mountPanel } from "./panel.js";
 import { attachedEvent, makeNonce, readyEvent, visibilityEvent } from "./protocol.js";
+import { mountSandbox } from "./view_sandbox.js";
 
-export { MAX_STATE_CHARS, MAX_TARGET_MESSAGES_PER_S, Relay, boundState } from "./relay.js";
 
 /** @typedef {import("./relay.js").Model} Model */
 
@@ -75,14 +74,10 @@ function render({ model, el }) {
 
   el.append(root);
 
-  const target = mountTargetFrame({
+  const sandbox = mountSandbox({
     placeholder: iframe,
     viewId,
-    html: () => model.get("_html") ?? "",
-    frameTitle: () => `${model.get("manifest")?.title ?? "splitbrain"} target`,
-    height: () => model.get("height") ?? 420,
-    sendToKernel: (msg) => model.send(msg),
-    currentValues: () => model.get("values") ?? {},
+    model,
     signal,
     onLoad: () => {
       restart.hidden = true;
@@ -99,19 +94,18 @@ function render({ model, el }) {
       root.dataset.status = s;
     },
   });
-  const { relay } = target;
-  const loadPage = () => target.load();
+  const loadPage = () => sandbox.load();
 
   restart.addEventListener("click", () => loadPage(), { signal });
   /** @param {any} msg */
-  const onCustom = (msg) => relay.fromKernel(msg);
-  const onHtml = () => loadPage();
-  const onValues = () => relay.valuesChanged(model.get("values") ?? {});
-  const onHeight = () => {
-    target.iframe().style.height = `${model.get("height") ?? 420}px`;
-  };
+  const onCustom = (msg) => sandbox.fromKernel(msg);
+  const onHtml = () => sandbox.reloadTarget();
+  const onSandbox = () => loadPage();
+  const onValues = () => sandbox.valuesChanged();
+  const onHeight = () => sandbox.setHeight();
   model.on("msg:custom", onCustom);
   model.on("change:_html", onHtml);
+  model.on("change:_sandbox", onSandbox);
   model.on("change:height", onHeight);
   model.on("change:chat_enabled", onChatEnabled);
   model.on("change:values", onValues);
@@ -143,7 +137,7 @@ function render({ model, el }) {
       // its target's ready, the page being as it was) and catches the target up.
       if (!event.persisted) return;
       attach();
-      if (relay.ready) model.send(readyEvent(viewId));
+      if (sandbox.targetReady()) model.send(readyEvent(viewId));
       onValues();
     },
     { signal },
@@ -157,11 +151,12 @@ function render({ model, el }) {
     controller.abort();
     model.off("msg:custom", onCustom);
     model.off("change:_html", onHtml);
+    model.off("change:_sandbox", onSandbox);
     model.off("change:height", onHeight);
     model.off("change:chat_enabled", onChatEnabled);
     model.off("change:values", onValues);
     unmountPanel?.();
-    target.dispose();
+    sandbox.dispose();
     try {
       detach();
     } catch {

@@ -16,13 +16,21 @@ import json
 from typing import Any
 
 MAX_DEPTH = 32
-"""Deepest nesting of objects and arrays in a state (the state itself is level 1)."""
+"""Deepest nesting of objects and arrays in a state (the state itself is level 1; numbers, strings,
+booleans and null add no level), as the view counts it (js/relay.js ``jsonDepth``)."""
 MAX_NODES = 100_000
 """Most values (every object, array, number, string, boolean and null, keys not counted) in one state."""
 MAX_CALL_NODES = 1_000_000
 """Most values the states kept by one call hold together (a sampled ``advance``: every state it returns)."""
 MAX_TEXT = 1_000
 """Longest string an observable may be in a recorded table; a longer one is left out (None)."""
+
+
+def within(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> bool:
+    """Whether the JSON ``text`` is surely within both bounds, by counting in C (no walk): a value
+    holds at most one more value than its text has commas, and nests at most as deep as it has
+    opening brackets. False means "measure it" (:func:`measure`), not "too big"."""
+    return text.count(",") + 1 <= max_nodes and text.count("[") + text.count("{") <= max_depth
 
 
 def measure(value: Any, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> tuple[int, int]:
@@ -33,14 +41,14 @@ def measure(value: Any, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODE
     while stack:
         node, level = stack.pop()
         nodes += 1
-        if level > depth:
-            depth = level
-        if depth > max_depth or nodes > max_nodes:
+        if nodes > max_nodes:
             break
-        if isinstance(node, dict):
-            stack.extend((child, level + 1) for child in node.values())
-        elif isinstance(node, list):
-            stack.extend((child, level + 1) for child in node)
+        if isinstance(node, dict | list):  # objects and arrays nest; the values in them do not
+            if level > depth:
+                depth = level
+                if depth > max_depth:
+                    break
+            stack.extend((child, level + 1) for child in (node.values() if isinstance(node, dict) else node))
     return depth, nodes
 
 

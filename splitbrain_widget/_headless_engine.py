@@ -5,7 +5,7 @@ its own asyncio loop: Playwright's sync API refuses to run inside a running asyn
 delivers callbacks while it is inside a call, so a private loop is what works alike from a plain
 cell, a script and an async task. The browser starts on first use and closes at interpreter exit.
 
-Each :class:`HeadlessPage` gets a host page (``static/host.js``: the relay, the sandboxed iframe,
+Each :class:`HeadlessPage` gets a host page (``static/host_page.js``: the relay, the sandboxed iframe,
 the nonce checks and the message budget of the notebook view, ``js/frame.js``) holding one target.
 Kernel -> view messages go in as batches of ops, one ``Runtime.evaluate`` per batch (consecutive
 sends ride together); view -> kernel messages come out through a CDP binding, batched per task.
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from . import _bounds, registry
+from ._network_gate import NetworkGate, open_gate
 from .protocol import bounded_state
 
 log = logging.getLogger("splitbrain_widget.headless")
@@ -60,7 +61,7 @@ CLOSE_WAIT_S = 5.0
 EVALUATES_IN_FLIGHT = 2  # batches of ops sent before the first is answered (each answer is ~1 ms away)
 MAX_SAMPLES = 100_000  # states of one sampled advance (js/host.js MAX_SAMPLES)
 MAX_SAMPLE_CHARS = 64 << 20  # their JSON together, enforced by the host page (js/host.js MAX_SAMPLE_CHARS)
-# One hand-over of messages from the host page (js/host.js BATCH_CHARS, plus one message of at most
+# One hand-over of messages from the host page (js/host_page.js BATCH_CHARS, plus one message of at most
 # about a MiB): a longer one is refused before it is parsed.
 MAX_HANDOVER_CHARS = 4 << 20
 # Wall seconds an advance gets for its simulated time when no timeout is given (beside the widget's
@@ -174,10 +175,13 @@ class _Samples:
 
 @cache
 def host_html() -> str:
-    """The blank host page with the host module (``static/host.js``) inlined: no network needed."""
-    module = (Path(__file__).parent / "static" / "host.js").read_text(encoding="utf-8")
+    """The blank host page with the host module (``static/host_page.js``) inlined: no network needed."""
+    module = (Path(__file__).parent / "static" / "host_page.js").read_text(encoding="utf-8")
     return (
-        '<!doctype html><html><head><meta charset="utf-8"><title>splitbrain headless host</title>'
+        # frame-src 'none', as the notebook view's sandbox frame has (registry.sandbox_html): a target
+        # frame cannot navigate to a network, data: or blob: URL (the srcdoc itself always loads).
+        '<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="frame-src \'none\'">'
+        '<meta charset="utf-8"><title>splitbrain headless host</title>'
         "<style>html,body{margin:0;background:#fff}iframe{display:block;width:100%;border:0}</style>"
         f'</head><body><script type="module">{module}</script></body></html>'
     )
@@ -186,9 +190,11 @@ def host_html() -> str:
 class _HostPage:
     """One Playwright page running host.js, with the CDP session its messages come out of."""
 
-    def __init__(self, page: Any, cdp: Any) -> None:
+    def __init__(self, page: Any, cdp: Any, gate: NetworkGate, own_context: Any = None) -> None:
         self.page = page
         self.cdp = cdp
+        self.gate = gate  # the proxy its requests go through (shared, or its own with own_context)
+        self.own_context = own_context
         self.owner: HeadlessPage | None = None
         self.broken = False
 
@@ -243,6 +249,7 @@ class _Engine:
         self._browser: Any = None
         self._context: Any = None
         self._idle: list[_HostPage] = []
+        self._gate: NetworkGate  # the shared context's proxy (set by _launch, on the loop)
         self._launched: concurrent.futures.Future[None] = asyncio.run_coroutine_threadsafe(self._launch(), self.loop)
 
     @classmethod
@@ -271,6 +278,9 @@ class _Engine:
     async def _launch(self) -> None:
         from playwright.async_api import async_playwright
 
+        # Defence in depth: every request of every page goes to a loopback proxy that refuses what no
+        # manifest allows (_network_gate.py), whatever the page's policy says.
+        self._gate = await open_gate()
         self._playwright = await async_playwright().start()
         # The sandbox cannot run as root; elsewhere keep it (and say so when it fails to start).
         sandbox = hasattr(os, "geteuid") and os.geteuid() != 0
@@ -283,7 +293,7 @@ class _Engine:
             log.warning("Chromium's sandbox failed to start here; running it with --no-sandbox")
             self._browser = await self._start_browser(False)
         self._browser.on("disconnected", lambda *_: self._disconnected())
-        self._context = await self._browser.new_context(viewport=VIEWPORT)
+        self._context = await self._browser.new_context(viewport=VIEWPORT, proxy=self._gate.playwright_proxy())
 
     async def _start_browser(self, sandbox: bool) -> Any:
         return await self._playwright.chromium.launch(
@@ -291,23 +301,29 @@ class _Engine:
             headless=True,
             args=list(CHROMIUM_ARGS),
             chromium_sandbox=sandbox,
+            proxy=self._gate.playwright_proxy(),
         )
 
     def _disconnected(self) -> None:
         self.closed = True
         self._idle.clear()
 
-    async def acquire(self) -> _HostPage:
-        """A host page: an idle one when there is one, else a new one."""
+    async def acquire(self, network: tuple[str, ...] = ()) -> _HostPage:
+        """A host page: an idle one when there is one, else a new one. A page whose manifest lets it
+        reach ``network`` sources gets a browser context (and a gate) of its own, closed with it."""
         await asyncio.wrap_future(self._launched)
-        while self._idle:
+        while self._idle and not network:
             host = self._idle.pop()
             if not host.broken and not host.page.is_closed():
                 return host
-        page = await self._context.new_page()
+        gate, context = self._gate, self._context
+        if network:
+            gate = await open_gate(network)
+            context = await self._browser.new_context(viewport=VIEWPORT, proxy=gate.playwright_proxy())
+        page = await context.new_page()
         await page.set_content(host_html())
-        cdp = await self._context.new_cdp_session(page)
-        host = _HostPage(page, cdp)
+        cdp = await context.new_cdp_session(page)
+        host = _HostPage(page, cdp, gate, own_context=context if network else None)
         cdp.on("Runtime.bindingCalled", host.on_binding)
         page.on("crash", host.on_crash)
         await cdp.send("Runtime.addBinding", {"name": BINDING})
@@ -322,7 +338,11 @@ class _Engine:
             log.info("headless host page could not be emptied: %s", exc)
             host.broken = True
         host.owner = None
-        if host.broken or self.closed or len(self._idle) >= MAX_IDLE_PAGES:
+        if host.own_context is not None:  # a page that could reach the network: never reused
+            with contextlib.suppress(Exception):
+                await host.own_context.close()
+            await host.gate.close()
+        elif host.broken or self.closed or len(self._idle) >= MAX_IDLE_PAGES:
             with contextlib.suppress(Exception):  # already gone with its browser
                 await host.page.close()
         else:
@@ -335,6 +355,9 @@ class _Engine:
         finally:
             if self._playwright is not None:
                 await self._playwright.stop()
+            gate = getattr(self, "_gate", None)
+            if gate is not None:
+                await gate.close()
 
     def shutdown(self) -> None:
         """Close the browser and stop the loop (at exit, or for tests)."""
@@ -386,8 +409,12 @@ class HeadlessPage:
         seed: int = 0,
         fps: float | None = None,
         height: int = 420,
+        network: tuple[str, ...] = (),
     ) -> None:
         self.view_id = view_id or f"h-{secrets.token_hex(8)}"
+        # The network sources the page's manifest declares (registry.network_sources): the only
+        # requests the browser lets through (_network_gate.py).
+        self.network = network
         self.virtual_time = virtual_time
         self.seed = seed
         self.fps = fps
@@ -516,6 +543,12 @@ class HeadlessPage:
     def closed(self) -> bool:
         return self._closing
 
+    def refused_requests(self) -> list[str]:
+        """The last requests the browser refused for the pages this one shares its proxy with (every
+        page without network sources shares one; a page with some has its own): ``"GET http://..."``."""
+        host = self._host
+        return list(host.gate.refused) if host is not None else []
+
     def _host_evaluate(self, expression: str, timeout: float = 30.0) -> Any:
         """For tests and debugging: evaluate ``expression`` in the host page (not in the target's frame)."""
 
@@ -536,19 +569,26 @@ class HeadlessPage:
             if self._host is None:
                 raise HeadlessError("not_ready", "the headless page has no host page")
             page = self._host.page
-            name = frame_name if frame_name is not None else await page.evaluate("splitbrainHost.inspect()?.nonce")
             # A frame the host page just mounted reaches Playwright's frame tree a little later (a
             # sandboxed frame runs in a process of its own): wait for it, within the deadline.
             until = time.monotonic() + timeout
-            while (
-                frame := next((f for f in page.frames if f.parent_frame is not None and f.name == name), None)
-            ) is None:
+            while (frame := await self._find_frame(page, frame_name)) is None:
                 if time.monotonic() > until:
-                    raise HeadlessError("not_ready", f"no frame named {name!r} in the host page")
+                    raise HeadlessError("not_ready", f"no frame {frame_name or 'of the target'!r} in the host page")
                 await asyncio.sleep(0.02)
             return await frame.evaluate(expression)
 
         return self._engine.submit(evaluate()).result(timeout=timeout)
+
+    @staticmethod
+    async def _find_frame(page: Any, frame_name: str | None) -> Any:
+        """The target's frame (the iframe js/frame.js marks), or the host page's iframe named
+        ``frame_name``; None while it is not there yet."""
+        # By the iframe's attribute: a target page takes its window.name (the nonce), so Playwright's
+        # frame names say nothing.
+        selector = "iframe[data-splitbrain-target]" if frame_name is None else f"iframe[name={json.dumps(frame_name)}]"
+        element = await page.query_selector(selector)
+        return await element.content_frame() if element is not None else None
 
     def __enter__(self) -> HeadlessPage:
         return self
@@ -696,7 +736,7 @@ class HeadlessPage:
                 wake.set()  # the worker raises it
 
         try:
-            host = await self._engine.acquire()
+            host = await self._engine.acquire(self.network)
             host.owner = self
             self._host = host
             await host.evaluate(f"splitbrainHost.create(JSON.parse({json.dumps(self._created)}))")

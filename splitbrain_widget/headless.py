@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import registry
 from ._later import LATER
 from .protocol import ErrorCode, RequestMessage
 from .widget import TargetWidget
@@ -56,6 +57,7 @@ class HeadlessHost:
             values=dict(widget.values),
             seed=seed,
             fps=fps,
+            network=registry.network_sources(widget.target.manifest.csp),
         )
         # The page's relay reads the kernel's values as a view reads the synced trait.
         widget.observe(self._values_changed, names="values")
@@ -72,6 +74,7 @@ class HeadlessHost:
 
     def _page_changed(self, _change: dict[str, Any]) -> None:  # select_target: the new page replaces the old
         self.page.set_values(dict(self._widget.values))
+        self.page.network = registry.network_sources(self._widget.target.manifest.csp)
         self.page.reload(self._widget.target.headless_html(self._seed, self._fps))
 
     def close(self) -> None:

@@ -19,7 +19,7 @@ from typing_extensions import TypedDict
 from . import _bounds
 
 PROTOCOL_VERSION = 1  # the major version: a view announces it in `attached`, the kernel compares only it
-PROTOCOL_MINOR = 6  # the compatible additions within the major version this translation knows
+PROTOCOL_MINOR = 7  # the compatible additions within the major version this translation knows
 MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB of JSON from a view, whatever it carries
 MAX_CODE_TEXT = 200_000  # characters of the code a ``code`` message carries (the panel's "Copy as code")
 MAX_ERROR_TEXT = 500
@@ -623,14 +623,21 @@ def bounded_state(state: Any, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
     :data:`~splitbrain_widget._bounds.MAX_NODES` values."""
     if not isinstance(state, dict):
         return {"_invalid": f"expected an object, got {type(state).__name__}"}
-    depth, nodes = _bounds.measure(state)
-    if depth > _bounds.MAX_DEPTH:
-        return {"_truncated": True, "code": "too_deep", "limit": _bounds.MAX_DEPTH}
-    if nodes > _bounds.MAX_NODES:
-        return {"_truncated": True, "code": "too_many_values", "limit": _bounds.MAX_NODES}
-    size = json_size(state)
-    if size > limit:
-        return {"_truncated": True, "bytes": size}
+    too_deep = {"_truncated": True, "code": "too_deep", "limit": _bounds.MAX_DEPTH}
+    try:
+        text = _json_text(state)
+    except RecursionError:
+        return too_deep
+    except ProtocolError as exc:
+        return {"_invalid": str(exc)}
+    if len(text) > limit:
+        return {"_truncated": True, "bytes": len(text)}
+    if not _bounds.within(text):  # counted in C first: most states need no walk at all
+        depth, nodes = _bounds.measure(state)
+        if depth > _bounds.MAX_DEPTH:
+            return too_deep
+        if nodes > _bounds.MAX_NODES:
+            return {"_truncated": True, "code": "too_many_values", "limit": _bounds.MAX_NODES}
     return state
 
 

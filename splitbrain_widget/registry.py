@@ -86,6 +86,11 @@ class Target:
         page = inject_target_api(self.page_html, csp=self.manifest.csp, after_api=self._head_parts())
         return page + _bindings.tail_html(self.manifest)
 
+    @property
+    def sandbox_html(self) -> str:
+        """The notebook view's sandbox frame for this target (:func:`sandbox_html`)."""
+        return sandbox_html(self.manifest.csp)
+
     def headless_html(self, seed: int = 0, fps: float | None = None) -> str:
         """:attr:`html` plus the virtual clock (time stands still until advanced, Math.random seeded).
 
@@ -100,7 +105,7 @@ class Target:
         No target API, CSP or clock: opened by itself, the page runs as it would unframed (the kit's
         ``targetApi`` shows its note, the binding runtime waits for a ``SplitBrain`` that never comes).
         """
-        return _insert_in_head(self.page_html, self._head_parts()) + _bindings.tail_html(self.manifest)
+        return _before_page(self.page_html, self._head_parts()) + _bindings.tail_html(self.manifest)
 
     def _head_parts(self) -> str:
         kit = ""
@@ -188,7 +193,7 @@ def load_target(id_or_path: str | Path, *dirs: str | Path) -> Target:
 def inject_target_api(
     page_html: str, csp: str | None = None, clock_seed: int | None = None, after_api: str = ""
 ) -> str:
-    """Put the CSP meta tag, a base URL and the target API script at the very start of the page's head.
+    """The page behind a head of ours: the CSP meta tag, a base URL and the target API script, first.
 
     ``<base href="about:blank">``: a srcdoc page would otherwise inherit the notebook page's URL as
     its ``document.baseURI`` (the server and the notebook's path); a self-contained page resolves
@@ -196,25 +201,119 @@ def inject_target_api(
     the target API (see :func:`inject_clock`); without it the output is what it always was.
     ``after_api``: more elements right after the target API (the kit, the binding runtime).
     """
-    policy = (csp or DEFAULT_CSP).replace('"', "&quot;")
     api = f"<script>{target_api_script()}</script>"
     if clock_seed is not None:
         before, after = _clock_tags(clock_seed)
         api = before + api + after
-    head = f'<meta http-equiv="Content-Security-Policy" content="{policy}"><base href="about:blank">{api}{after_api}'
-    return _insert_in_head(page_html, head)
+    head = f'{_policy_meta(csp or DEFAULT_CSP)}<base href="about:blank">{api}{after_api}'
+    return _before_page(page_html, head)
 
 
-def _insert_in_head(page_html: str, head: str) -> str:
-    """``head`` at the very start of the page's head (or where the parser will make one)."""
-    match = re.search(r"<head\b[^>]*>", page_html, re.IGNORECASE) or re.search(
-        r"<html\b[^>]*>", page_html, re.IGNORECASE
+def _policy_meta(policy: str) -> str:
+    quoted = policy.replace("&", "&amp;").replace('"', "&quot;")
+    return f'<meta http-equiv="Content-Security-Policy" content="{quoted}">'
+
+
+def _before_page(page_html: str, head: str) -> str:
+    """``head`` opening a document of its own, the page's whole text after it.
+
+    The page's markup never decides where the policy goes: whatever the page holds (a ``<head>`` in
+    a comment, a script, CDATA or an attribute; a script before its head; no head at all; a
+    fragment), the parser meets our ``<html><head>`` and the policy before any byte of the page, so
+    the policy is in force before anything of the page can run or load. The rest of the page is
+    parsed as it would have been: in the "in head" insertion mode the HTML parser ignores its own
+    ``<!doctype>`` and ``<head>`` tags, copies its ``<html>`` tag's attributes onto ours, and puts
+    its head elements and body where they always go. Only its doctype has to come first to count,
+    so the doctype it opens with (if any) opens ours: the page keeps its rendering mode (standards
+    or quirks). A ``<meta>`` policy of the page's own adds to ours, and policies only tighten.
+    """
+    return f"{_leading_doctype(page_html)}<html><head>{head}" + page_html
+
+
+# The comments a document may open with before its doctype, and the doctype token (ended by the
+# first ">" as the tokenizer ends it; "<!-->" and "<!--->" are complete comments).
+_LEADING = re.compile(r"\A(?:\ufeff)?(?:\s|<!--(?:>|->|.*?-->))*(<!doctype\b[^>]*>)?", re.IGNORECASE | re.DOTALL)
+
+
+def _leading_doctype(page_html: str) -> str:
+    """The doctype the page opens with (after white space and comments, as the parser takes it), or ""."""
+    match = _LEADING.match(page_html)
+    doctype = match.group(1) if match else None
+    if doctype is None:
+        return ""
+    return "<!DOCTYPE html>" if re.fullmatch(r"<!doctype\s+html\s*>", doctype, re.IGNORECASE) else doctype
+
+
+def network_sources(csp: str | None) -> tuple[str, ...]:
+    """The network sources a target's policy lets it reach: every ``scheme://host[:port][/path]``
+    source expression (or ``*``) of a manifest's ``csp``; none for :data:`DEFAULT_CSP`. A headless
+    page's browser lets through these and nothing else (:func:`network_allowed`)."""
+    if not csp:
+        return ()
+    found: dict[str, None] = {}
+    for directive in csp.split(";"):
+        for token in directive.split()[1:]:
+            if token == "*" or re.match(r"^(https?|wss?)://", token, re.IGNORECASE):
+                found.setdefault(token)
+    return tuple(found)
+
+
+def network_allowed(url: str, sources: tuple[str, ...]) -> bool:
+    """Whether ``url`` matches one of ``sources`` (:func:`network_sources`) as CSP matches them: the
+    scheme, the host (``*.`` for any subdomain), the port (``:*`` for any; none for the scheme's
+    own) and the path (a prefix, when it ends in ``/``; else the exact path)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return False
+    defaults = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    for source in sources:
+        if source == "*":
+            if scheme in defaults:
+                return True
+            continue
+        match = re.match(r"^([a-z]+)://(\*\.)?([^/:]+)(?::(\d+|\*))?(/.*)?$", source, re.IGNORECASE)
+        if match is None:
+            continue
+        s_scheme, wildcard, s_host, s_port, s_path = match.groups()
+        if s_scheme.lower() != scheme and not (s_scheme.lower() == "http" and scheme == "https"):
+            continue
+        s_host = s_host.lower()
+        if not (host.endswith("." + s_host) if wildcard else host == s_host):
+            continue
+        wanted = None if s_port == "*" else int(s_port) if s_port else defaults.get(s_scheme.lower())
+        if wanted is not None and (port or defaults.get(scheme)) != wanted:
+            continue
+        if s_path and not (parts.path.startswith(s_path) if s_path.endswith("/") else parts.path == s_path):
+            continue
+        return True
+    return False
+
+
+def sandbox_html(csp: str | None = None) -> str:
+    """The notebook view's sandbox frame (js/sandbox.js), under the target's policy.
+
+    The frame stands between the notebook page and the target's iframe. A srcdoc frame inherits its
+    parent's policy, and a frame's navigation is checked against its parent's policy, so the policy
+    here is the target's own (``csp``, else :data:`DEFAULT_CSP`) with ``frame-src 'none'`` added
+    where it says nothing of frames: the target runs under nothing looser than its own policy, and
+    cannot navigate to any network, ``data:`` or ``blob:`` URL (the browser refuses before any
+    request is made).
+    """
+    policy = csp or DEFAULT_CSP
+    directives = {part.strip().split(" ", 1)[0].lower() for part in policy.split(";") if part.strip()}
+    if not directives & {"frame-src", "child-src", "default-src"}:
+        policy = f"{policy.rstrip().rstrip(';')}; frame-src 'none'"
+    return (
+        f'<!DOCTYPE html><html><head>{_policy_meta(policy)}<meta charset="utf-8">'
+        "<style>html,body{margin:0;padding:0;background:transparent;overflow:hidden}"
+        "iframe{display:block;width:100%;border:0}</style>"
+        f'<script type="module">{sandbox_script()}</script></head><body></body></html>'
     )
-    if match:
-        return page_html[: match.end()] + head + page_html[match.end() :]
-    doctype = re.match(r"\s*<!doctype[^>]*>", page_html, re.IGNORECASE)
-    at = doctype.end() if doctype else 0
-    return page_html[:at] + head + page_html[at:]
 
 
 @cache
@@ -231,6 +330,11 @@ def _static_script(name: str) -> str:
 def target_api_script() -> str:
     """The built target API (``static/target_api.js``), safe to inline in a ``<script>`` element."""
     return _static_script("target_api.js")
+
+
+def sandbox_script() -> str:
+    """The built sandbox frame module (``static/sandbox.js``), safe to inline."""
+    return _static_script("sandbox.js")
 
 
 def kit_script() -> str:

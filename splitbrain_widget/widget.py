@@ -118,6 +118,8 @@ class TargetWidget(anywidget.AnyWidget):
     target_id = traitlets.Unicode("").tag(sync=True)
     manifest = traitlets.Dict().tag(sync=True)
     _html = traitlets.Unicode("").tag(sync=True)
+    # The view's sandbox frame (js/sandbox.js under the target's policy): it holds the target's iframe.
+    _sandbox = traitlets.Unicode("").tag(sync=True)
     values = traitlets.Dict().tag(sync=True)
     state = traitlets.Dict().tag(sync=True)
     height = traitlets.Int(420).tag(sync=True)
@@ -598,6 +600,7 @@ class TargetWidget(anywidget.AnyWidget):
                 },
             },
             "_html": target.html,
+            "_sandbox": target.sandbox_html,
             "values": manifest.defaults(),
             "state": {},
         }

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 import splitbrain_widget as sb
+from splitbrain_widget import registry
 from splitbrain_widget.registry import DEFAULT_CSP, inject_target_api
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
@@ -130,7 +132,48 @@ def test_the_bridge_and_csp_are_injected_before_the_pages_scripts() -> None:
 
 
 def test_injection_without_a_head() -> None:
-    assert inject_target_api("<p>hi</p>").startswith('<meta http-equiv="Content-Security-Policy"')
-    assert inject_target_api("<!DOCTYPE html><p>hi</p>").startswith("<!DOCTYPE html><meta")
+    assert inject_target_api("<p>hi</p>").startswith('<html><head><meta http-equiv="Content-Security-Policy"')
+    assert inject_target_api("<!DOCTYPE html><p>hi</p>").startswith("<!DOCTYPE html><html><head><meta")
     assert "connect-src https://example.org" in inject_target_api("<p>", csp="connect-src https://example.org")
     assert DEFAULT_CSP in inject_target_api("<p>")
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<!doctype html><!-- <head> --><html><head><title>x</title></head><body></body></html>",
+        "<!doctype html><script>var s = '<head>';</script><html><head></head></html>",
+        "<!doctype html><html><head data-x='<head>'><![CDATA[<head>]]></head></html>",
+        "<script>fetch('http://127.0.0.1:9/')</script><!doctype html><html><head></head></html>",
+        '<div title="<html><head>">a fragment</div>',
+        "",
+    ],
+    ids=["comment", "script", "cdata-attribute", "script-before-head", "fragment", "empty"],
+)
+def test_the_policy_opens_the_document_whatever_the_page_holds(page: str) -> None:
+    """Nothing of the page comes before our head: the parser meets the policy and the target API first
+    (the browser suite loads such pages and counts the requests that reach a server: none)."""
+    html = inject_target_api(page)
+    prefix = html[: len(html) - len(page)]
+    assert html.endswith(page) and (not page or page not in prefix)
+    assert re.fullmatch(
+        r"(<!DOCTYPE html>)?<html><head><meta http-equiv=\"Content-Security-Policy\" content=\"[^\"]+\">"
+        r"<base href=\"about:blank\"><script>.*</script>",
+        prefix,
+        re.DOTALL,
+    )
+    assert prefix.startswith("<!DOCTYPE html>") == page.startswith("<!doctype html>")
+
+
+@pytest.mark.parametrize(
+    ("page", "doctype"),
+    [
+        ("<!DOCTYPE html><p>", "<!DOCTYPE html>"),
+        ("\ufeff \n<!-- a --><!--> <!---><!doctype HTML ><p>", "<!DOCTYPE html>"),
+        ('<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN"><p>', '<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN">'),
+        ("<p><!doctype html>", ""),  # a doctype after content does not count: the page renders in quirks mode
+        ("<!-- <!doctype html> --><p>", ""),
+    ],
+)
+def test_the_page_keeps_its_rendering_mode(page: str, doctype: str) -> None:
+    assert registry._leading_doctype(page) == doctype

@@ -627,6 +627,29 @@ describe("installClock on a window", () => {
     assert.deepEqual(seen, [["advance", 100], ["advance", 300], ["state", 300]]);
   });
 
+  test("a halt ends the running advance where it is and drops the advances behind it, not the rest", async () => {
+    const { win, deliver, advance } = makeWindow();
+    installClock(win);
+    const seen = [];
+    let ticks = 0;
+    win.setInterval(() => {
+      ticks += 1;
+    }, 1);
+    win.addEventListener("message", (event) => seen.push([event.data.type, win.performance.now()]));
+    advance(100_000); // long enough to be running (in slices) when the halt comes
+    advance(5_000); // waiting behind it: dropped
+    deliver({ source: PARENT_SOURCE, type: "state", id: "s" }); // waiting too: delivered
+    deliver({ source: PARENT_SOURCE, type: "halt" });
+    await until(() => seen.some(([type]) => type === "state"));
+    const [, at] = /** @type {[string, number]} */ (seen.find(([type]) => type === "state"));
+    assert.ok(at < 100_000, `the halted advance stopped where it was (at ${at} ms)`);
+    assert.ok(!seen.some(([type, t]) => type === "advance" && t > 100_000), "the advance behind it never ran");
+    const after = ticks;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(ticks, after, "nothing runs on after the halt");
+    assert.equal(win.performance.now(), at);
+  });
+
   test("ignores advances from another window or with another nonce", async () => {
     const { win, deliver } = makeWindow();
     installClock(win);
@@ -634,9 +657,12 @@ describe("installClock on a window", () => {
     deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 1000 } }, sibling);
     deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "advance", payload: { ms: 1000 } }, win);
     deliver({ source: PARENT_SOURCE, nonce: "e".repeat(32), type: "advance", payload: { ms: 1000 } });
-    deliver({ source: PARENT_SOURCE, type: "advance", payload: { ms: 1000 } });
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(win.performance.now(), 0);
+    // The view sends no nonce (protocol 1.7): from the parent, one without is taken.
+    deliver({ source: PARENT_SOURCE, type: "advance", payload: { ms: 1000 } });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(win.performance.now(), 1000);
   });
 
   test("messages from other windows are never held", () => {

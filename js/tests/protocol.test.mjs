@@ -24,11 +24,13 @@ const NONCE = "0123456789abcdef0123456789abcdef";
 describe("constants", () => {
   test("match docs/protocol.md", () => {
     assert.equal(PROTOCOL_VERSION, 1);
-    assert.equal(protocol.PROTOCOL_MINOR, 6);
+    assert.equal(protocol.PROTOCOL_MINOR, 7);
     assert.equal(protocol.MAX_ACTION_NAME, 200);
     assert.equal(protocol.MAX_CODE_TEXT, 200000);
     assert.equal(PARENT_SOURCE, "splitbrain-parent");
     assert.equal(TARGET_SOURCE, "splitbrain-target");
+    assert.equal(protocol.VIEW_SOURCE, "splitbrain-view");
+    assert.equal(protocol.SANDBOX_SOURCE, "splitbrain-sandbox");
     assert.equal(MAX_ERROR_TEXT, 500);
     assert.equal(MAX_BUFFERED, 10000);
   });
@@ -43,7 +45,9 @@ describe("constants", () => {
       "PARENT_SOURCE",
       "PROTOCOL_MINOR",
       "PROTOCOL_VERSION",
+      "SANDBOX_SOURCE",
       "TARGET_SOURCE",
+      "VIEW_SOURCE",
       "actMessage",
       "approvalMessage",
       "attachedEvent",

@@ -167,10 +167,26 @@ describe("accepting messages", () => {
     frame.api.onApply(() => void calls++);
     frame.api.ready();
     frame.deliver({ source: PARENT_SOURCE, nonce: "f".repeat(32), type: "apply", id: "r1", payload: {} });
-    frame.deliver({ source: PARENT_SOURCE, type: "apply", id: "r2", payload: {} });
     await settle();
     assert.equal(calls, 0);
     assert.deepEqual(frame.replies(), []);
+  });
+
+  test("takes a message from its parent without a nonce (protocol 1.7: the view sends none)", async () => {
+    const frame = makeFrame();
+    let calls = 0;
+    frame.api.onApply(() => void calls++);
+    frame.api.ready();
+    frame.deliver({ source: PARENT_SOURCE, type: "apply", id: "r2", payload: {} });
+    await settle();
+    assert.equal(calls, 1);
+    assert.equal(frame.replies()[0].nonce, NONCE, "its answers carry its nonce");
+  });
+
+  test("takes the nonce out of window.name, so that no later document of the frame finds it", () => {
+    const frame = makeFrame();
+    assert.equal(frame.api.nonce, NONCE);
+    assert.equal(frame.win.name, "");
   });
 
   test("accepts nothing when window.name is empty", async () => {

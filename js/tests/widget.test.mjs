@@ -1,7 +1,7 @@
 // The view's relay (queue before ready, flush in order, first-reply bookkeeping) and panel helpers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Relay, boundState, MAX_STATE_CHARS, MAX_TARGET_MESSAGES_PER_S } from "../relay.js";
+import { Relay, boundState, jsonDepth, MAX_STATE_CHARS, MAX_STATE_DEPTH, MAX_TARGET_MESSAGES_PER_S } from "../relay.js";
 import {
   OBSERVABLE_WINDOW_MS,
   SAMPLE_SLOT_MS,
@@ -24,6 +24,7 @@ function setup() {
   const toKernel = [];
   const toTarget = [];
   const stopped = [];
+  const left = [];
   const clock = { ms: 1_000_000 };
   const relay = new Relay({
     viewId: "v1",
@@ -31,9 +32,10 @@ function setup() {
     postToTarget: (m) => toTarget.push(m),
     currentValues: () => ({ "s.speed": 8 }),
     onStopped: (why) => stopped.push(why),
+    onLeft: (why) => left.push(why),
     now: () => clock.ms,
   });
-  return { relay, toKernel, toTarget, stopped, clock };
+  return { relay, toKernel, toTarget, stopped, left, clock };
 }
 
 const req = (id, op = "apply", values = { "s.speed": Number(id.slice(1)) }) => ({ kind: "request", id, op, payload: { values } });
@@ -50,7 +52,7 @@ test("requests before ready are queued, then flushed in order after the catch-up
   // the values trait, less what the queued requests set after its last change: nothing is lost, and
   // the page never sees a value go back
   assert.deepEqual(toTarget[0].payload, {});
-  assert.ok(toTarget.every((m) => m.source === "splitbrain-parent" && m.nonce === relay.nonce));
+  assert.ok(toTarget.every((m) => m.source === "splitbrain-parent" && !("nonce" in m)), "the view sends no nonce (1.7)");
 });
 
 test("on ready, requests older than the values trait run before the catch-up, newer ones after it", () => {
@@ -157,21 +159,44 @@ test("a reload answers requests the old page never will, and waits for ready aga
   assert.equal(reply.error.code, "not_ready");
 });
 
-test("a page that reloads itself (same nonce, new load id) is noticed: its call ends, its values come back", () => {
-  const { relay, toKernel, toTarget } = setup();
+test("a page that reloads itself (same nonce, new load id) is not taken for the page: its frame is replaced", () => {
+  const { relay, toKernel, toTarget, left } = setup();
   fromTarget(relay, { type: "ready", load: "load-1" });
   relay.fromKernel(req("r1"));
   toTarget.length = 0;
+  const oldNonce = relay.nonce;
   fromTarget(relay, { type: "ready", load: "load-2" });
+  assert.equal(left.length, 1);
+  assert.match(left[0], /reloaded itself/);
+  assert.equal(toKernel.filter((m) => m.type === "ready").length, 1, "the other document's ready is not passed on");
+  assert.equal(toTarget.length, 0, "nothing is posted to the other document");
+  // frame.js answers by loading a fresh frame: the old page's call ends, the fresh one gets a new nonce
+  relay.reload(left[0]);
   const reply = toKernel.find((m) => m.kind === "reply");
   assert.equal(reply.id, "r1");
   assert.equal(reply.error.code, "not_ready");
   assert.match(reply.error.message, /reloaded itself/);
+  assert.notEqual(relay.nonce, oldNonce);
+  relay.fromTarget({ source: "splitbrain-target", nonce: oldNonce, type: "ready", load: "load-2" }, true);
+  assert.equal(relay.ready, false, "the old nonce opens nothing");
+  fromTarget(relay, { type: "ready", load: "load-3" });
   assert.deepEqual(toTarget.map((m) => [m.type, m.id, m.payload]), [["apply", undefined, { "s.speed": 8 }]]);
-  // and the reloaded page answers what comes next
   relay.fromKernel(req("r2"));
   fromTarget(relay, { type: "state", id: "r2", payload: { ok: 1 } });
   assert.equal(toKernel.filter((m) => m.kind === "reply" && m.ok).length, 1);
+});
+
+test("a page that says it is leaving (pagehide) has its frame replaced; its loaded is noted", () => {
+  const { relay, left } = setup();
+  fromTarget(relay, { type: "ready", load: "load-1" });
+  assert.equal(relay.loaded, false);
+  fromTarget(relay, { type: "loaded" });
+  assert.equal(relay.loaded, true);
+  fromTarget(relay, { type: "leaving" });
+  assert.equal(left.length, 1);
+  assert.match(left[0], /left its frame/);
+  relay.reload(left[0]);
+  assert.equal(relay.loaded, false, "a fresh frame has yet to announce its load");
 });
 
 test("a repeated ready of the same load (or without one) is ignored: flooding readies cannot fail calls", () => {
@@ -234,6 +259,22 @@ test("oversized or non-object states are replaced by a marker", () => {
   const cyclic = {};
   cyclic.self = cyclic;
   assert.ok("_invalid" in boundState(cyclic));
+});
+
+test("a state nested deeper than MAX_STATE_DEPTH is replaced by the too_deep marker", () => {
+  /** @param {number} n */
+  const nested = (n) => {
+    let v = /** @type {any} */ (1);
+    for (let i = 0; i < n; i += 1) v = i % 2 ? { a: v } : [v];
+    return v;
+  };
+  assert.deepEqual(boundState({ x: nested(MAX_STATE_DEPTH - 1) }), { x: nested(MAX_STATE_DEPTH - 1) });
+  assert.deepEqual(boundState({ x: nested(MAX_STATE_DEPTH) }), { _truncated: true, code: "too_deep", limit: MAX_STATE_DEPTH });
+  assert.equal(boundState({ x: nested(1000) })._truncated, true);
+  assert.ok("_invalid" in boundState({ x: nested(100_000) })); // past the engine's stack: JSON.stringify throws
+  // brackets inside strings are text, not nesting
+  assert.equal(jsonDepth(JSON.stringify({ s: "[[[[{{{{\\\"[[[[" }), 3), 1);
+  assert.equal(jsonDepth("[[],[[]],{}]", 10), 3);
 });
 
 test("unsolicited states are throttled and the latest wins", async () => {

@@ -2,39 +2,20 @@
 
 // protocol.js
 var PROTOCOL_VERSION = 1;
-var PARENT_SOURCE = "splitbrain-parent";
-var TARGET_SOURCE = "splitbrain-target";
-var MAX_ERROR_TEXT = 500;
+var VIEW_SOURCE = "splitbrain-view";
+var SANDBOX_SOURCE = "splitbrain-sandbox";
 var MAX_CODE_TEXT = 2e5;
 var MAX_ACTION_NAME = 200;
 var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state", "action"]);
-var TARGET_TYPES = /* @__PURE__ */ new Set(["ready", "state", "error"]);
 function isPlainObject(value) {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value);
   return proto === null || Object.getPrototypeOf(proto) === null;
 }
-function isOptionalId(id) {
-  return id === void 0 || typeof id === "string";
-}
 function makeNonce() {
   const bytes = new Uint8Array(16);
   globalThis.crypto.getRandomValues(bytes);
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-function hasEnvelope(data, source, nonce) {
-  return isPlainObject(data) && data.source === source && typeof nonce === "string" && nonce !== "" && data.nonce === nonce;
-}
-function isTargetMessage(data, nonce) {
-  if (!hasEnvelope(data, TARGET_SOURCE, nonce)) return false;
-  if (!TARGET_TYPES.has(data.type) || !isOptionalId(data.id)) return false;
-  if (data.type === "state") return isPlainObject(data.payload);
-  if (data.type === "ready") return data.load === void 0 || typeof data.load === "string" && data.load.length <= 64;
-  if (data.type === "error") {
-    const error = data.error;
-    return isPlainObject(error) && typeof error.code === "string" && typeof error.message === "string";
-  }
-  return true;
 }
 function isActionName(name) {
   if (typeof name !== "string" || name === "") return false;
@@ -87,6 +68,10 @@ function isCodeMessage(msg) {
   if (!isPlainObject(msg) || msg.kind !== "code" || !isString(msg.text)) return false;
   return msg.text.length <= MAX_CODE_TEXT || codePoints(msg.text) <= MAX_CODE_TEXT;
 }
+function errorReplyMessage(id, viewId, code, message, hint) {
+  const error = hint === void 0 ? { code, message } : { code, message, hint };
+  return { kind: "reply", id, view_id: viewId, ok: false, error };
+}
 function attachedEvent(viewId, userAgent, visible) {
   const payload = { protocol: PROTOCOL_VERSION };
   if (userAgent !== void 0) payload.user_agent = userAgent;
@@ -119,409 +104,6 @@ function copyCodeMessage() {
 }
 function actMessage(name) {
   return { kind: "act", name };
-}
-function errorText(err) {
-  let text;
-  try {
-    text = describeThrown(err);
-  } catch {
-    text = "unprintable error value";
-  }
-  if (text.length <= MAX_ERROR_TEXT) return text;
-  let end = MAX_ERROR_TEXT;
-  const lastCode = text.charCodeAt(end - 1);
-  if (lastCode >= 55296 && lastCode <= 56319) end -= 1;
-  return text.slice(0, end);
-}
-function describeThrown(err) {
-  if (typeof err === "string") return err || "error (empty message)";
-  if (typeof err === "object" && err !== null && typeof /** @type {any} */
-  err.message === "string") {
-    const { name, message } = (
-      /** @type {{name?: unknown, message: string}} */
-      err
-    );
-    const label = typeof name === "string" && name !== "" && name !== "Error" ? name : "";
-    if (label && message) return `${label}: ${message}`;
-    return message || label || "Error (empty message)";
-  }
-  if (err === void 0) return "undefined was thrown";
-  if (typeof err === "object" && err !== null) {
-    try {
-      const json = JSON.stringify(err);
-      if (typeof json === "string") return json;
-    } catch {
-    }
-  }
-  return String(err);
-}
-
-// relay.js
-var MAX_STATE_CHARS = 1e6;
-var STATE_EVENT_INTERVAL_MS = 100;
-var READY_TIMEOUT_MS = 15e3;
-var MAX_TARGET_MESSAGES_PER_S = 5e3;
-var SEEN_IDS = 2e4;
-function trace(id, hop) {
-  const log = (
-    /** @type {any} */
-    globalThis.__splitbrainTrace
-  );
-  if (!Array.isArray(log) || log.length > 1e5) return;
-  log.push([id, hop, performance.now()]);
-}
-function boundState(state) {
-  if (!state || typeof state !== "object" || Array.isArray(state)) return { _invalid: "expected an object" };
-  let text;
-  try {
-    text = JSON.stringify(state);
-  } catch (err) {
-    return { _invalid: errorText(err) };
-  }
-  if (text.length > MAX_STATE_CHARS) return { _truncated: true, bytes: text.length };
-  return (
-    /** @type {Record<string, unknown>} */
-    state
-  );
-}
-var Relay = class {
-  /**
-   * @param {object} opts
-   * @param {string} opts.viewId
-   * @param {(msg: any) => void} opts.sendToKernel
-   * @param {(msg: any) => void} opts.postToTarget  posts to the iframe (targetOrigin '*')
-   * @param {() => Record<string, unknown>} opts.currentValues  the `values` trait
-   * @param {(status: "loading" | "ready" | "error", detail?: string) => void} [opts.onStatus]
-   * @param {(why: string) => void} [opts.onStopped]  the page broke its message budget: unload it
-   * @param {() => number} [opts.now]  a clock in ms (tests)
-   */
-  constructor({ viewId, sendToKernel, postToTarget, currentValues, onStatus, onStopped, now }) {
-    this.viewId = viewId;
-    this.sendToKernel = sendToKernel;
-    this.postToTarget = postToTarget;
-    this.currentValues = currentValues;
-    this.onStatus = onStatus ?? (() => {
-    });
-    this.onStopped = onStopped ?? (() => {
-    });
-    this.now = now ?? (() => Date.now());
-    this.nonce = makeNonce();
-    this.ready = false;
-    this.loadId = "";
-    this.stopped = "";
-    this.budgetStart = 0;
-    this.budgetUsed = 0;
-    this.queue = [];
-    this.queuedBeforeValues = 0;
-    this.seen = /* @__PURE__ */ new Set();
-    this.outstanding = /* @__PURE__ */ new Set();
-    this.posted = /* @__PURE__ */ new Map();
-    this.pendingStateEvent = null;
-    this.stateTimer = null;
-    this.errorTimer = null;
-    this.pendingError = "";
-    this.errorsSince = 0;
-    this.lastErrorEventAt = 0;
-    this.lastStateEventAt = 0;
-  }
-  /** A new page load: fresh nonce, not ready; queued requests stay queued. */
-  reload() {
-    this.nonce = makeNonce();
-    this.ready = false;
-    this.loadId = "";
-    this.stopped = "";
-    this.budgetUsed = 0;
-    this.posted.clear();
-    for (const id of this.outstanding) this.replyError(id, "not_ready", "the target page was reloaded");
-    this.outstanding.clear();
-    this.onStatus("loading");
-  }
-  /** @param {unknown} msg  a custom message from the kernel */
-  fromKernel(msg) {
-    if (!isKernelRequest(msg)) return;
-    const request = (
-      /** @type {import("./protocol.js").KernelRequest} */
-      msg
-    );
-    trace(request.id, "in");
-    if (this.seen.has(request.id)) return;
-    this.seen.add(request.id);
-    if (this.seen.size > SEEN_IDS) this.seen.delete(this.seen.values().next().value ?? "");
-    if (this.stopped) this.replyError(request.id, "not_ready", this.stopped);
-    else if (this.ready) this.post(request);
-    else this.queue.push(request);
-  }
-  /**
-   * Remember what the page was given, so a `values` trait change can be told apart from its echo.
-   * @param {Record<string, unknown>} values
-   */
-  remember(values) {
-    for (const [path, value] of Object.entries(values)) this.posted.set(path, JSON.stringify(value));
-  }
-  /**
-   * The `values` trait changed: post (without an id) whatever differs from what the page has, e.g. a
-   * value assigned to `sim.values` directly. The echo of a request's own values differs in nothing.
-   * @param {Record<string, unknown>} values
-   */
-  valuesChanged(values) {
-    if (!this.ready) {
-      this.queuedBeforeValues = this.queue.length;
-      return;
-    }
-    const changed = {};
-    for (const [path, value] of Object.entries(values ?? {})) {
-      if (this.posted.get(path) !== JSON.stringify(value)) changed[path] = value;
-    }
-    if (Object.keys(changed).length === 0) return;
-    this.remember(changed);
-    this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: changed });
-  }
-  /** @param {import("./protocol.js").KernelRequest} request */
-  post(request) {
-    this.outstanding.add(request.id);
-    const type = request.op;
-    let payload;
-    if (type === "action") {
-      payload = { name: request.payload.name };
-    } else if (type !== "state") {
-      payload = request.payload.values ?? {};
-      this.remember(payload);
-    }
-    this.postToTarget({
-      source: PARENT_SOURCE,
-      nonce: this.nonce,
-      type,
-      id: request.id,
-      ...payload === void 0 ? {} : { payload }
-    });
-    trace(request.id, "post");
-  }
-  /**
-   * A message event from the iframe; `fromFrame` says whether `event.source` is our iframe.
-   * @param {unknown} data
-   * @param {boolean} fromFrame
-   */
-  fromTarget(data, fromFrame) {
-    if (!fromFrame || this.stopped) return;
-    const valid = isTargetMessage(data, this.nonce);
-    const id = valid && "id" in data ? data.id : void 0;
-    const answers = typeof id === "string" && this.outstanding.has(id);
-    if (!answers && !this.withinBudget()) return;
-    if (!valid) return;
-    const msg = (
-      /** @type {any} */
-      data
-    );
-    if (msg.type === "ready") {
-      const load = typeof msg.load === "string" ? msg.load : "";
-      if (this.ready) {
-        if (load === "" || load === this.loadId) return;
-        for (const id2 of this.outstanding) {
-          this.replyError(id2, "not_ready", "the target page reloaded itself before answering");
-        }
-        this.outstanding.clear();
-        this.posted.clear();
-      }
-      this.loadId = load;
-      this.ready = true;
-      this.onStatus("ready");
-      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
-      const current = this.currentValues();
-      const queued = this.queue;
-      const split = Math.min(this.queuedBeforeValues, queued.length);
-      this.queue = [];
-      this.queuedBeforeValues = 0;
-      for (const request of queued.slice(0, split)) this.post(request);
-      const later = new Set(queued.slice(split).flatMap((r) => Object.keys(r.payload.values ?? {})));
-      const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
-      this.remember(catchUp);
-      this.postToTarget({ source: PARENT_SOURCE, nonce: this.nonce, type: "apply", payload: catchUp });
-      for (const request of queued.slice(split)) this.post(request);
-    } else if (msg.type === "state") {
-      const state = boundState(msg.payload);
-      if (typeof msg.id === "string") {
-        if (!this.outstanding.delete(msg.id)) return;
-        trace(msg.id, "state");
-        this.sendToKernel({ kind: "reply", id: msg.id, view_id: this.viewId, ok: true, state });
-        trace(msg.id, "out");
-      } else {
-        this.stateEvent(state);
-      }
-    } else if (msg.type === "error") {
-      const message = errorText(msg.error?.message ?? msg.error ?? "target error");
-      if (typeof msg.id === "string") {
-        if (!this.outstanding.delete(msg.id)) return;
-        this.replyError(msg.id, "target_error", message);
-      } else {
-        this.errorEvent(message);
-      }
-    }
-  }
-  /**
-   * Count one message the page posted on its own (not an answer to a request). Past
-   * MAX_TARGET_MESSAGES_PER_S in a second the page is stopped: every request it holds or will get
-   * is answered with `not_ready` (saying why), the kernel is told once, and `onStopped` unloads it.
-   * @returns {boolean} whether the message may be handled
-   */
-  withinBudget() {
-    const now = this.now();
-    if (now - this.budgetStart >= 1e3) {
-      this.budgetStart = now;
-      this.budgetUsed = 0;
-    }
-    this.budgetUsed += 1;
-    if (this.budgetUsed <= MAX_TARGET_MESSAGES_PER_S) return true;
-    this.stop(
-      `the target was stopped: it posted more than ${MAX_TARGET_MESSAGES_PER_S} messages within one second. The change is kept and applies once it is restarted (the status bar's Restart button, or display the widget again)`
-    );
-    return false;
-  }
-  /** @param {string} why */
-  stop(why) {
-    if (this.stopped) return;
-    this.stopped = why;
-    this.ready = false;
-    for (const id of this.outstanding) this.replyError(id, "not_ready", why);
-    this.outstanding.clear();
-    for (const request of this.queue.splice(0)) this.replyError(request.id, "not_ready", why);
-    this.posted.clear();
-    this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: why } });
-    this.onStatus("error", why);
-    this.onStopped(why);
-  }
-  /**
-   * @param {string} id
-   * @param {string} code
-   * @param {string} message
-   */
-  replyError(id, code, message) {
-    this.sendToKernel({
-      kind: "reply",
-      id,
-      view_id: this.viewId,
-      ok: false,
-      error: { code, message: message.slice(0, MAX_ERROR_TEXT) }
-    });
-  }
-  /**
-   * Forward an unsolicited state, at most once per STATE_EVENT_INTERVAL_MS; the latest wins.
-   * @param {Record<string, unknown>} state
-   */
-  stateEvent(state) {
-    this.pendingStateEvent = state;
-    if (this.stateTimer) return;
-    const wait = Math.max(0, this.lastStateEventAt + STATE_EVENT_INTERVAL_MS - Date.now());
-    this.stateTimer = setTimeout(() => {
-      this.stateTimer = null;
-      this.lastStateEventAt = Date.now();
-      const payload = this.pendingStateEvent;
-      this.pendingStateEvent = null;
-      if (payload) this.sendToKernel({ kind: "event", view_id: this.viewId, type: "state", payload });
-    }, wait);
-  }
-  /**
-   * Forward errors the page reports outside a request at most once per interval: the latest, with how
-   * many came since, so a page that throws in a loop cannot flood the kernel (or IOPub).
-   * @param {string} message
-   */
-  errorEvent(message) {
-    this.pendingError = message;
-    this.errorsSince = (this.errorsSince ?? 0) + 1;
-    if (this.errorTimer) return;
-    const wait = Math.max(0, (this.lastErrorEventAt ?? 0) + STATE_EVENT_INTERVAL_MS * 10 - Date.now());
-    this.errorTimer = setTimeout(() => {
-      this.errorTimer = null;
-      this.lastErrorEventAt = Date.now();
-      const count = this.errorsSince;
-      this.errorsSince = 0;
-      const text = count > 1 ? `${this.pendingError} (and ${count - 1} more errors)` : this.pendingError;
-      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: text } });
-    }, wait);
-  }
-  dispose() {
-    if (this.stateTimer) clearTimeout(this.stateTimer);
-    if (this.errorTimer) clearTimeout(this.errorTimer);
-    this.stateTimer = null;
-    this.errorTimer = null;
-  }
-};
-
-// frame.js
-function mountTargetFrame(opts) {
-  const { viewId, signal } = opts;
-  const win = opts.win ?? window;
-  const doc = opts.placeholder.ownerDocument;
-  let iframe = opts.placeholder;
-  let readyTimer = null;
-  let stoppedWindow = null;
-  function freshIframe(nonce) {
-    const frame = doc.createElement("iframe");
-    frame.setAttribute("sandbox", "allow-scripts");
-    frame.setAttribute("referrerpolicy", "no-referrer");
-    frame.setAttribute("title", opts.frameTitle());
-    frame.name = nonce;
-    frame.style.height = `${opts.height()}px`;
-    frame.srcdoc = opts.html();
-    return frame;
-  }
-  const relay = new Relay({
-    viewId,
-    sendToKernel: opts.sendToKernel,
-    postToTarget: (msg) => iframe.contentWindow?.postMessage(msg, "*"),
-    currentValues: opts.currentValues,
-    now: opts.now,
-    onStopped: (why) => {
-      stoppedWindow = iframe.contentWindow;
-      const stoppedFrame = doc.createElement("iframe");
-      stoppedFrame.setAttribute("sandbox", "");
-      stoppedFrame.setAttribute("title", "stopped target");
-      stoppedFrame.style.height = `${opts.height()}px`;
-      iframe.replaceWith(stoppedFrame);
-      iframe = stoppedFrame;
-      if (readyTimer) clearTimeout(readyTimer);
-      opts.onStopped?.(why);
-    },
-    onStatus: (s, detail) => {
-      opts.onStatus?.(s, detail);
-      if (s !== "loading" && readyTimer) clearTimeout(readyTimer);
-    }
-  });
-  function load() {
-    opts.onLoad?.();
-    relay.reload();
-    const frame = freshIframe(relay.nonce);
-    iframe.replaceWith(frame);
-    iframe = frame;
-    if (readyTimer) clearTimeout(readyTimer);
-    readyTimer = setTimeout(() => {
-      if (relay.ready) return;
-      const message = `the target did not call SplitBrain.ready() within ${READY_TIMEOUT_MS / 1e3} s`;
-      relay.onStatus("error", message);
-      opts.sendToKernel({ kind: "event", view_id: viewId, type: "error", payload: { code: "not_ready", message } });
-    }, READY_TIMEOUT_MS);
-  }
-  win.addEventListener(
-    "message",
-    (event) => {
-      if (event.source !== null && event.source === stoppedWindow) {
-        event.stopImmediatePropagation();
-        return;
-      }
-      if (event.source === null || event.source !== iframe.contentWindow) return;
-      relay.fromTarget(event.data, true);
-    },
-    { signal, capture: true }
-  );
-  return {
-    relay,
-    load,
-    iframe: () => iframe,
-    dispose() {
-      if (readyTimer) clearTimeout(readyTimer);
-      readyTimer = null;
-      relay.dispose();
-    }
-  };
 }
 
 // panel.js
@@ -1263,6 +845,128 @@ function setAttr(el, name, value) {
   if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }
 
+// view_sandbox.js
+var MAX_BATCH = 1e4;
+function mountSandbox(opts) {
+  const { model, viewId } = opts;
+  const doc = opts.placeholder.ownerDocument;
+  let frame = opts.placeholder;
+  let nonce = "";
+  let hello = false;
+  let ready = false;
+  let stopped = "";
+  let waiting = [];
+  const height = () => `${model.get("height") ?? 420}px`;
+  function post(...ops) {
+    if (stopped) return;
+    if (!hello) {
+      waiting.push(...ops);
+      return;
+    }
+    frame.contentWindow?.postMessage({ source: VIEW_SOURCE, nonce, ops }, "*");
+  }
+  function load() {
+    opts.onLoad?.();
+    nonce = makeNonce();
+    hello = false;
+    ready = false;
+    stopped = "";
+    const fresh = doc.createElement("iframe");
+    fresh.setAttribute("sandbox", "allow-scripts");
+    fresh.setAttribute("referrerpolicy", "no-referrer");
+    fresh.setAttribute("title", `${model.get("manifest")?.title ?? "splitbrain"} target`);
+    fresh.name = nonce;
+    fresh.style.height = height();
+    fresh.srcdoc = model.get("_sandbox") ?? "";
+    frame.replaceWith(fresh);
+    frame = fresh;
+    waiting = [
+      {
+        op: "create",
+        opts: {
+          viewId,
+          html: model.get("_html") ?? "",
+          values: model.get("values") ?? {},
+          height: model.get("height") ?? 420,
+          title: `${model.get("manifest")?.title ?? "splitbrain"} target`
+        }
+      }
+    ];
+    opts.onStatus?.("loading");
+  }
+  function stop(why) {
+    stopped = why;
+    ready = false;
+    waiting = [];
+    const empty = doc.createElement("iframe");
+    empty.setAttribute("sandbox", "");
+    empty.setAttribute("title", "stopped target");
+    empty.style.height = height();
+    frame.replaceWith(empty);
+    frame = empty;
+    opts.onStopped?.(why);
+  }
+  window.addEventListener(
+    "message",
+    (event) => {
+      if (event.source === null || event.source !== frame.contentWindow) return;
+      const data = event.data;
+      if (typeof data !== "object" || data === null || data.source !== SANDBOX_SOURCE || data.nonce !== nonce) return;
+      if (data.hello === true && !hello) {
+        hello = true;
+        const ops = waiting;
+        waiting = [];
+        post(...ops);
+      }
+      if (Array.isArray(data.messages)) {
+        for (const msg of data.messages.slice(0, MAX_BATCH)) {
+          if (typeof msg !== "object" || msg === null || typeof msg.kind !== "string") continue;
+          if (msg.kind === "event" && msg.type === "ready") ready = true;
+          model.send(msg);
+        }
+      }
+      const status = data.status;
+      if (status && typeof status === "object" && ["loading", "ready", "error"].includes(status.status)) {
+        if (status.status !== "ready") ready = false;
+        opts.onStatus?.(status.status, typeof status.detail === "string" ? status.detail : void 0);
+      }
+      if (typeof data.stopped === "string") stop(data.stopped.slice(0, 2e3));
+    },
+    { signal: opts.signal }
+  );
+  return {
+    load,
+    reloadTarget() {
+      if (stopped) load();
+      else post({ op: "reload", html: model.get("_html") ?? "" });
+    },
+    fromKernel(msg) {
+      if (!stopped) {
+        post({ op: "send", msg });
+      } else if (isKernelRequest(msg)) {
+        model.send(errorReplyMessage(
+          /** @type {{id: string}} */
+          msg.id,
+          viewId,
+          "not_ready",
+          stopped
+        ));
+      }
+    },
+    valuesChanged: () => post({ op: "values", values: model.get("values") ?? {} }),
+    setHeight() {
+      frame.style.height = height();
+      post({ op: "height", px: model.get("height") ?? 420 });
+    },
+    targetReady: () => ready,
+    iframe: () => frame,
+    dispose() {
+      stopped = "the view was removed";
+      waiting = [];
+    }
+  };
+}
+
 // widget.js
 var STYLE = `
 .splitbrain-view { font-family: var(--jp-ui-font-family, system-ui, sans-serif); color: var(--jp-ui-font-color1, #222);
@@ -1322,14 +1026,10 @@ function render({ model, el }) {
     }
   };
   el.append(root);
-  const target = mountTargetFrame({
+  const sandbox = mountSandbox({
     placeholder: iframe,
     viewId,
-    html: () => model.get("_html") ?? "",
-    frameTitle: () => `${model.get("manifest")?.title ?? "splitbrain"} target`,
-    height: () => model.get("height") ?? 420,
-    sendToKernel: (msg) => model.send(msg),
-    currentValues: () => model.get("values") ?? {},
+    model,
     signal,
     onLoad: () => {
       restart.hidden = true;
@@ -1346,17 +1046,16 @@ function render({ model, el }) {
       root.dataset.status = s;
     }
   });
-  const { relay } = target;
-  const loadPage = () => target.load();
+  const loadPage = () => sandbox.load();
   restart.addEventListener("click", () => loadPage(), { signal });
-  const onCustom = (msg) => relay.fromKernel(msg);
-  const onHtml = () => loadPage();
-  const onValues = () => relay.valuesChanged(model.get("values") ?? {});
-  const onHeight = () => {
-    target.iframe().style.height = `${model.get("height") ?? 420}px`;
-  };
+  const onCustom = (msg) => sandbox.fromKernel(msg);
+  const onHtml = () => sandbox.reloadTarget();
+  const onSandbox = () => loadPage();
+  const onValues = () => sandbox.valuesChanged();
+  const onHeight = () => sandbox.setHeight();
   model.on("msg:custom", onCustom);
   model.on("change:_html", onHtml);
+  model.on("change:_sandbox", onSandbox);
   model.on("change:height", onHeight);
   model.on("change:chat_enabled", onChatEnabled);
   model.on("change:values", onValues);
@@ -1378,7 +1077,7 @@ function render({ model, el }) {
     (event) => {
       if (!event.persisted) return;
       attach();
-      if (relay.ready) model.send(readyEvent(viewId));
+      if (sandbox.targetReady()) model.send(readyEvent(viewId));
       onValues();
     },
     { signal }
@@ -1390,11 +1089,12 @@ function render({ model, el }) {
     controller.abort();
     model.off("msg:custom", onCustom);
     model.off("change:_html", onHtml);
+    model.off("change:_sandbox", onSandbox);
     model.off("change:height", onHeight);
     model.off("change:chat_enabled", onChatEnabled);
     model.off("change:values", onValues);
     unmountPanel?.();
-    target.dispose();
+    sandbox.dispose();
     try {
       detach();
     } catch {
@@ -1404,9 +1104,5 @@ function render({ model, el }) {
 }
 var widget_default = { render };
 export {
-  MAX_STATE_CHARS,
-  MAX_TARGET_MESSAGES_PER_S,
-  Relay,
-  boundState,
   widget_default as default
 };

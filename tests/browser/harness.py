@@ -646,16 +646,21 @@ class NotebookPage:
         return self.views(cell).nth(nth)
 
     def iframe(self, cell: int, nth: int = 0) -> Any:
+        """The view's own iframe: its sandbox frame (js/sandbox.js), which holds the target's iframe."""
         return self.views(cell).nth(nth).locator("iframe")
+
+    def target_iframe(self, cell: int, nth: int = 0) -> Any:
+        """The target's iframe inside the view's sandbox frame (a Playwright Locator)."""
+        return self.iframe(cell, nth).content_frame.locator(TARGET_IFRAME)
 
     def frame(self, cell: int, nth: int = 0) -> Any:
         """The target page of view ``nth`` in cell ``cell`` (a Playwright Frame)."""
 
         def content_frame() -> Any:
-            handle = self.iframe(cell, nth).element_handle(timeout=5000)
+            handle = self.target_iframe(cell, nth).element_handle(timeout=5000)
             return handle.content_frame() if handle else None
 
-        return wait_for(content_frame, timeout=30, what=f"the iframe of view {nth} in cell {cell}")
+        return wait_for(content_frame, timeout=30, what=f"the target iframe of view {nth} in cell {cell}")
 
     def frame_dataset(self, cell: int, nth: int = 0) -> dict[str, str]:
         """``document.body.dataset`` inside the sandboxed target page, read through ``frame_locator``."""
@@ -664,7 +669,7 @@ class NotebookPage:
             f".splitbrain-view >> nth={nth} >> iframe"
         )
         self.mark_cells()
-        body = self.page.frame_locator(selector).locator("body")
+        body = self.page.frame_locator(selector).frame_locator(TARGET_IFRAME).locator("body")
         return dict(body.evaluate("(b) => ({ ...b.dataset })", timeout=5000))
 
     def wait_frame_value(self, cell: int, key: str, value: str, nth: int = 0, timeout: float = 30) -> dict[str, str]:
@@ -684,9 +689,9 @@ class NotebookPage:
         )
 
     def nonce(self, cell: int, nth: int = 0) -> str:
-        """The view's nonce: it hands it to the page as the iframe's ``name``."""
-        name = self.iframe(cell, nth).get_attribute("name")
-        assert name, "the view's iframe has no name (nonce)"
+        """The target's nonce: the view's sandbox frame hands it to the page as its iframe's ``name``."""
+        name = self.target_iframe(cell, nth).get_attribute("name", timeout=5000)
+        assert name, "the target's iframe has no name (nonce)"
         return str(name)
 
 
@@ -712,6 +717,9 @@ def notebook_session(cells: list[str], app: str = "lab", name: str = "session.ip
         finally:
             server.shutdown_sessions()
             server.stop()
+
+
+TARGET_IFRAME = "iframe[data-splitbrain-target]"  # js/frame.js marks the target's iframe
 
 
 @dataclass

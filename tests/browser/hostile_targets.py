@@ -168,11 +168,22 @@ ATTACKER_HTML = r"""<!doctype html>
       f.submit();
       return "submitted";
     });
-    // Siblings: read their names (the nonces), navigate them, send them forged "parent" messages.
+    // Siblings: the other views' targets (each in its view's sandbox frame, a frame of the top page;
+    // headless, frames of this page's parent). Read their names (the nonces), navigate them, send
+    // them forged "parent" messages; and forge the view's ops to their sandbox frames.
+    const others = [];
+    for (let k = 0; k < window.top.frames.length; k += 1) {
+      const box = window.top.frames[k];
+      if (box === window.parent || box === window) continue;
+      try { box.postMessage({ source: "splitbrain-view", nonce: "0".repeat(32), ops: [{ op: "reload" }] }, "*"); } catch (e) {}
+      for (let j = 0; j < box.frames.length; j += 1) others.push(box.frames[j]);
+    }
+    for (let j = 0; j < window.parent.frames.length; j += 1) {
+      if (window.parent.frames[j] !== window) others.push(window.parent.frames[j]);
+    }
     const siblings = [];
-    for (let i = 0; i < window.parent.frames.length; i += 1) {
-      const frame = window.parent.frames[i];
-      if (frame === window) continue;
+    for (let i = 0; i < others.length; i += 1) {
+      const frame = others[i];
       const s = {};
       attempt(s, "read_name", () => frame.name);
       attempt(s, "read_document", () => frame.document.title);
@@ -187,7 +198,7 @@ ATTACKER_HTML = r"""<!doctype html>
       siblings.push(s);
     }
     r.siblings = siblings;
-    r.frames_seen = window.parent.frames.length;
+    r.frames_seen = others.length;
     // Forged target messages to the parent: wrong nonces, forged ready/state/error.
     attempt(r, "forge_to_parent", () => {
       for (const nonce of ["", "0".repeat(32), "guess"]) {
@@ -205,6 +216,7 @@ ATTACKER_HTML = r"""<!doctype html>
       referrer: document.referrer,
       ancestorOrigins: location.ancestorOrigins ? Array.from(location.ancestorOrigins) : null,
       name_is_nonce: window.name === SplitBrain.nonce,
+      name_left: window.name,
     };
     publish();
   }

@@ -73,11 +73,27 @@ HOSTILE_HTML = """<!doctype html>
   let sent = 0;
   let timer = null;
   const FORGED = { forged: true, honest: false, "settings.speed": 666, applied: -1 };
+  // Every window it can reach: the top page, its parent (the view's sandbox frame), every frame of the
+  // top page and theirs (the other views' sandbox frames and their targets).
+  function reachable() {
+    const out = [window.top, window.parent];
+    const walk = (w, depth) => {
+      for (let i = 0; i < w.frames.length; i += 1) {
+        const f = w.frames[i];
+        if (f !== window && !out.includes(f)) out.push(f);
+        if (depth > 0) walk(f, depth - 1);
+      }
+    };
+    walk(window.top, 2);
+    return out;
+  }
   function forge(nonce, type, id, extra) {
     const message = { source: "splitbrain-target", nonce, type, ...extra };
     if (id !== undefined) message.id = id;
-    window.parent.postMessage(message, "*");
-    sent += 1;
+    for (const w of reachable()) {
+      w.postMessage(message, "*");
+      sent += 1;
+    }
   }
   function flood() {
     const nonces = stolen.concat(["0".repeat(32), Math.random().toString(16).slice(2), SplitBrain.nonce]);
@@ -94,10 +110,10 @@ HOSTILE_HTML = """<!doctype html>
   }
   // Try to steal the siblings' nonces (their iframes' names): cross-origin, must throw.
   const attempts = [];
-  for (let i = 0; i < window.parent.frames.length; i += 1) {
-    if (window.parent.frames[i] === window) continue;
+  for (const w of reachable()) {
+    if (w === window.top) continue; // the notebook page: its name is no secret
     try {
-      attempts.push("read:" + window.parent.frames[i].name);
+      attempts.push("read:" + w.name);
     } catch (err) {
       attempts.push("blocked:" + (err && err.name));
     }

@@ -44,7 +44,7 @@ import pytest
 from splitbrain_widget import protocol
 
 from ..browser_env import require_browser, stop_process_group
-from .harness import ConsoleLog, WaitTimeout, _free_port, record_timing, save_artifacts, wait_for
+from .harness import TARGET_IFRAME, ConsoleLog, WaitTimeout, _free_port, record_timing, save_artifacts, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -343,7 +343,9 @@ class MarimoNotebook:
         """The target page (a Playwright Frame) of ``variable``'s view."""
 
         def content_frame() -> Any:
-            handle = self.view(variable).locator("iframe").element_handle(timeout=5000)
+            # the view's sandbox frame holds the target's iframe (js/sandbox.js)
+            target = self.view(variable).locator("iframe").content_frame.locator(TARGET_IFRAME)
+            handle = target.element_handle(timeout=5000)
             return handle.content_frame() if handle else None
 
         return wait_for(content_frame, timeout=30, what=f"the iframe of {variable}'s view")

@@ -275,8 +275,9 @@ class TargetHost:
 
     @property
     def frame(self) -> Any:
-        """The target's frame (found by its name, the nonce)."""
-        frame = self.page.frame(name=self.nonce)
+        """The target's frame (its iframe's content: the page takes its window.name, the nonce, as it loads)."""
+        handle = self.iframe.element_handle(timeout=10_000)
+        frame = handle.content_frame() if handle is not None else None
         if frame is None:
             raise AssertionError(f"no frame named {self.nonce} (target {self.target_id})")
         return frame

@@ -118,7 +118,7 @@ def test_first_state_has_the_manifest_defaults_and_every_observable(host: Target
 @pytest.mark.parametrize("target_id", TARGETS)
 def test_every_parameter_changes_live_and_comes_back_in_the_reply(host: TargetHost, target_id: str) -> None:
     host.load(target_id)
-    frame_name = host.nonce
+    first = host.frame
     expected = manifest(target_id).defaults()
     for path, param in manifest(target_id).parameters.items():
         value = other_value(param)
@@ -131,7 +131,7 @@ def test_every_parameter_changes_live_and_comes_back_in_the_reply(host: TargetHo
         assert_dom_mirrors(host, state)
         next_frames(host, 3)
         assert host.frame.evaluate("() => window.__frames") > frames_before, f"{path}: the loop stopped"
-    assert host.page.frame(name=frame_name) is not None, "no reload: the same frame throughout"
+    assert host.frame is first and not first.is_detached(), "no reload: the same frame throughout"
     assert host.errors() == []
     assert host.console == [], host.console
 

@@ -1,0 +1,168 @@
+// @ts-check
+/**
+ * The notebook view's side of its sandbox frame (./sandbox.js): the frame itself, the ops the view
+ * posts into it, and the messages it posts back, which go to the kernel. The relay and the target's
+ * iframe run inside the frame (./host.js); the view knows the target only through it.
+ *
+ * The frame is `<iframe sandbox="allow-scripts">` loaded from the `_sandbox` trait (the module and
+ * the target's policy, assembled by the registry), named with a nonce of its own; only messages from
+ * that frame's window with that nonce count. Ops posted before the frame said hello wait here (a
+ * message posted to a frame still loading goes to its initial empty document, and is lost).
+ *
+ * When the relay stops a flooding page, the view replaces the whole frame by an empty one: what the
+ * page posted and the frame has not handled yet goes with it. The view itself then answers the
+ * kernel's requests with `not_ready` until the target is restarted.
+ */
+import { SANDBOX_SOURCE, VIEW_SOURCE, errorReplyMessage, isKernelRequest, makeNonce } from "./protocol.js";
+
+/** The largest batch of messages the view takes from its sandbox frame in one post. */
+const MAX_BATCH = 10_000;
+
+/**
+ * @typedef {object} Sandbox
+ * @property {() => void} load  (re)create the frame and its target: fresh frame, fresh nonces
+ * @property {() => void} reloadTarget  the target's page changed (`_html`): load it in the same frame
+ * @property {(msg: unknown) => void} fromKernel  a custom message from the kernel
+ * @property {() => void} valuesChanged  the `values` trait changed
+ * @property {() => void} setHeight  the `height` trait changed
+ * @property {() => boolean} targetReady  whether the target said ready (and was not lost since)
+ * @property {() => HTMLIFrameElement} iframe  the sandbox frame's element
+ * @property {() => void} dispose
+ */
+
+/**
+ * @param {object} opts
+ * @param {HTMLIFrameElement} opts.placeholder  an element in the document, replaced by each load
+ * @param {string} opts.viewId
+ * @param {import("./relay.js").Model} opts.model
+ * @param {AbortSignal} opts.signal  ends the message listener
+ * @param {() => void} [opts.onLoad]  before each load
+ * @param {(status: "loading" | "ready" | "error", detail?: string) => void} [opts.onStatus]
+ * @param {(why: string) => void} [opts.onStopped]  the target was stopped (its frame is gone)
+ * @returns {Sandbox}
+ */
+export function mountSandbox(opts) {
+  const { model, viewId } = opts;
+  const doc = opts.placeholder.ownerDocument;
+  let frame = opts.placeholder;
+  let nonce = "";
+  let hello = false;
+  let ready = false;
+  /** why the target is stopped ("" while it runs) */
+  let stopped = "";
+  /** @type {unknown[]} ops waiting for the frame's hello */
+  let waiting = [];
+
+  const height = () => `${model.get("height") ?? 420}px`;
+
+  /** @param {unknown[]} ops */
+  function post(...ops) {
+    if (stopped) return;
+    if (!hello) {
+      waiting.push(...ops);
+      return;
+    }
+    frame.contentWindow?.postMessage({ source: VIEW_SOURCE, nonce, ops }, "*");
+  }
+
+  function load() {
+    opts.onLoad?.();
+    nonce = makeNonce();
+    hello = false;
+    ready = false;
+    stopped = "";
+    const fresh = doc.createElement("iframe");
+    fresh.setAttribute("sandbox", "allow-scripts");
+    fresh.setAttribute("referrerpolicy", "no-referrer");
+    fresh.setAttribute("title", `${model.get("manifest")?.title ?? "splitbrain"} target`);
+    fresh.name = nonce;
+    fresh.style.height = height();
+    fresh.srcdoc = model.get("_sandbox") ?? "";
+    frame.replaceWith(fresh);
+    frame = fresh;
+    waiting = [
+      {
+        op: "create",
+        opts: {
+          viewId,
+          html: model.get("_html") ?? "",
+          values: model.get("values") ?? {},
+          height: model.get("height") ?? 420,
+          title: `${model.get("manifest")?.title ?? "splitbrain"} target`,
+        },
+      },
+    ];
+    opts.onStatus?.("loading");
+  }
+
+  /** @param {string} why */
+  function stop(why) {
+    stopped = why;
+    ready = false;
+    waiting = [];
+    const empty = doc.createElement("iframe");
+    empty.setAttribute("sandbox", "");
+    empty.setAttribute("title", "stopped target");
+    empty.style.height = height();
+    frame.replaceWith(empty);
+    frame = empty;
+    opts.onStopped?.(why);
+  }
+
+  window.addEventListener(
+    "message",
+    (event) => {
+      // Checked before event.data is read: other frames' messages cost nothing here.
+      if (event.source === null || event.source !== frame.contentWindow) return;
+      const data = event.data;
+      if (typeof data !== "object" || data === null || data.source !== SANDBOX_SOURCE || data.nonce !== nonce) return;
+      if (data.hello === true && !hello) {
+        hello = true;
+        const ops = waiting;
+        waiting = [];
+        post(...ops);
+      }
+      if (Array.isArray(data.messages)) {
+        for (const msg of data.messages.slice(0, MAX_BATCH)) {
+          if (typeof msg !== "object" || msg === null || typeof msg.kind !== "string") continue;
+          if (msg.kind === "event" && msg.type === "ready") ready = true;
+          model.send(msg);
+        }
+      }
+      const status = data.status;
+      if (status && typeof status === "object" && ["loading", "ready", "error"].includes(status.status)) {
+        if (status.status !== "ready") ready = false;
+        opts.onStatus?.(status.status, typeof status.detail === "string" ? status.detail : undefined);
+      }
+      if (typeof data.stopped === "string") stop(data.stopped.slice(0, 2000));
+    },
+    { signal: opts.signal },
+  );
+
+  return {
+    load,
+    reloadTarget() {
+      if (stopped) load(); // a stopped target's frame is gone: a new page starts afresh
+      else post({ op: "reload", html: model.get("_html") ?? "" });
+    },
+    fromKernel(msg) {
+      if (!stopped) {
+        post({ op: "send", msg });
+      } else if (isKernelRequest(msg)) {
+        // the target and its frame are gone: the kernel keeps the change, the restarted page gets it
+        model.send(errorReplyMessage(/** @type {{id: string}} */ (msg).id, viewId, "not_ready", stopped));
+      }
+    },
+    valuesChanged: () => post({ op: "values", values: model.get("values") ?? {} }),
+    setHeight() {
+      frame.style.height = height();
+      post({ op: "height", px: model.get("height") ?? 420 });
+    },
+    targetReady: () => ready,
+    iframe: () => frame,
+    dispose() {
+      stopped = "the view was removed";
+      waiting = [];
+    },
+  };
+}
