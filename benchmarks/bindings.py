@@ -81,7 +81,7 @@ def _round(sim: Any, calls: int) -> list[float]:
 
 def run() -> dict[str, Any]:
     import splitbrain_widget as sb
-    from splitbrain_widget._headless_engine import shutdown_engine
+    from splitbrain_widget.hosts._headless_engine import shutdown_engine
 
     samples: dict[str, list[float]] = {"handwritten": [], "bound": []}
     try:

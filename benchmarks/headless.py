@@ -12,7 +12,7 @@
 - record: wall seconds of ``sim.record(60)`` (every 0.1 s: 600 rows, in six sampled advances of 10 s,
   ``sim.aadvance(10, every=0.1)``, two queued on the page) on the headless pendulum once its page is
   ready and pandas imported (a 1 s recording first), the median of 3 (the engine of ``sim.record``,
-  ``splitbrain_widget._record.record``); beside it the same 60 s as one ``sim.advance(60, every=0.1)``
+  ``splitbrain_widget.features._record.record``); beside it the same 60 s as one ``sim.advance(60, every=0.1)``
   (600 states, no table) and as one ``sim.advance(60)`` (one state), median of 3 each;
 - dask: the same sweep on ``LocalCluster(n_workers=2, processes=True, threads_per_worker=1)`` once its
   workers' browsers and pages are up (a warm-up sweep), its points per second over the local run's,
@@ -63,7 +63,7 @@ def timed_sweep(**kwargs: Any) -> tuple[float, Any]:
 
 
 def sweep_throughput() -> tuple[dict[str, Any], Any]:
-    from splitbrain_widget import _sweep_pages
+    from splitbrain_widget.features import _sweep_pages
     from splitbrain_widget.sweep import _check_pages
 
     n_pages = _check_pages(None, None)
@@ -108,7 +108,7 @@ def advance_speed() -> dict[str, Any]:
 
 def record_speed() -> dict[str, Any]:
     import splitbrain_widget as sb
-    from splitbrain_widget._record import record
+    from splitbrain_widget.features._record import record
 
     walls: dict[str, list[float]] = {"record": [], "sampled": [], "plain": []}
     with sb.HeadlessTarget("pendulum") as sim:
@@ -164,7 +164,7 @@ def dask_against_local(local_rate: float, local_table: Any) -> dict[str, Any]:
 
 
 def run() -> dict[str, Any]:
-    from splitbrain_widget._headless_engine import shutdown_engine
+    from splitbrain_widget.hosts._headless_engine import shutdown_engine
 
     try:
         figures: dict[str, Any] = {"roundtrip_ms": roundtrip()}

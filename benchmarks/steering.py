@@ -384,7 +384,7 @@ def run_tasks(
 
 def run(model: str | None = None) -> dict[str, Any]:
     """The benchmark section: every task of steering_tasks.json on ``model`` (None: the offline planner)."""
-    from splitbrain_widget._headless_engine import shutdown_engine
+    from splitbrain_widget.hosts._headless_engine import shutdown_engine
 
     try:
         return {"steering": run_tasks(load_tasks(), model=model)}

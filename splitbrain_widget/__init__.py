@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .manifest import Manifest, ManifestError, Observable, Parameter, ParameterError
+from .manifest._model import Manifest, ManifestError, Observable, Parameter, ParameterError
+from .manifest.registry import Target, TargetError, TargetInfo, list_targets, load_target
 from .protocol import PROTOCOL_VERSION, ErrorInfo, ToolResult
-from .registry import Target, TargetError, TargetInfo, list_targets, load_target
 
 # Not behind __getattr__: the function shares its module's name, and a lazy attribute would be
 # replaced by the module the moment anything imported splitbrain_widget.sweep. The module itself is

@@ -21,13 +21,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import registry
-from ._later import LATER
+from .core._later import LATER
+from .manifest import registry
 from .protocol import ErrorCode, RequestMessage
 from .widget import TargetWidget
 
 if TYPE_CHECKING:
-    from ._headless_engine import HeadlessPage
+    from .hosts._headless_engine import HeadlessPage
 
 log = logging.getLogger("splitbrain_widget.headless")
 
@@ -36,7 +36,7 @@ START_WAIT_S = 60.0  # a call waits this long (within its own deadline) for a st
 
 def require_headless() -> None:
     """Raise :class:`HeadlessUnavailable` at once, saying how to install it, when Chromium or playwright is missing."""
-    from ._headless_engine import _require_playwright, chromium_executable
+    from .hosts._headless_engine import _require_playwright, chromium_executable
 
     chromium_executable()
     _require_playwright()
@@ -46,7 +46,7 @@ class HeadlessHost:
     """The host seam's headless implementation: requests go to a :class:`HeadlessPage`."""
 
     def __init__(self, widget: TargetWidget, *, seed: int = 0, fps: float | None = None) -> None:
-        from ._headless_engine import HeadlessPage
+        from .hosts._headless_engine import HeadlessPage
 
         self._widget = widget
         self._seed = seed
@@ -67,7 +67,7 @@ class HeadlessHost:
         self.page.send(dict(message))
 
     def _values_changed(self, change: dict[str, Any]) -> None:
-        from ._headless_engine import HeadlessError
+        from .hosts._headless_engine import HeadlessError
 
         with contextlib.suppress(HeadlessError):  # closing on another thread: it needs no values any more
             self.page.set_values(dict(change["new"]))
@@ -188,7 +188,7 @@ class HeadlessFallback:
 
     def start(self) -> None:
         """Start a page unless one is open or starting; the widget's next calls wait for it to attach."""
-        from ._headless_engine import HeadlessUnavailable
+        from .hosts._headless_engine import HeadlessUnavailable
 
         with self._lock:
             if self._closed or self.host is not None:
@@ -285,7 +285,7 @@ class HeadlessFallback:
 
     def page(self) -> HeadlessPage:
         """The page the widget's calls go to, started if need be; raises where there is none."""
-        from ._headless_engine import HeadlessError
+        from .hosts._headless_engine import HeadlessError
 
         if self.host is None:
             self.start()

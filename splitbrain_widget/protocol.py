@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapt
 from pydantic_core import ErrorDetails
 from typing_extensions import TypedDict
 
-from . import _bounds
+from ._bounds import MAX_DEPTH, MAX_NODES, measure, repair_text, within
 
 PROTOCOL_VERSION = 1  # the major version: a view announces it in `attached`, the kernel compares only it
 PROTOCOL_MINOR = 7  # the compatible additions within the major version this translation knows
@@ -520,14 +520,14 @@ def parse_view_message(content: Any) -> ViewMessage:
         if not carries_state:
             raise ProtocolError("message nested deeper than JSON's encoder goes") from None
         # A reply settles its request all the same, with a marker instead of its state.
-        content = {**content, "state": {"_truncated": True, "code": "too_deep", "limit": _bounds.MAX_DEPTH}}
+        content = {**content, "state": {"_truncated": True, "code": "too_deep", "limit": MAX_DEPTH}}
         text = _json_text(content)
     if len(text) > MAX_MESSAGE_BYTES and carries_state:
         content = {**content, "state": {"_truncated": True, "bytes": len(text)}}
         text = _json_text(content)
     if len(text) > MAX_MESSAGE_BYTES:
         raise ProtocolError(f"message of {len(text)} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
-    content = _bounds.repair_text(content, text)
+    content = repair_text(content, text)
     try:
         message = _view_message.validate_python(content, strict=True)
     except ValidationError as exc:
@@ -619,11 +619,11 @@ def bounded_state(state: Any, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
     """A target's state as a JSON object within every bound of a state, else the marker that replaces it:
     ``{"_invalid": why}`` for a non-object, ``{"_truncated": true, "bytes": n}`` past ``limit``
     characters of JSON, ``{"_truncated": true, "code": "too_deep" | "too_many_values", "limit": n}``
-    past :data:`~splitbrain_widget._bounds.MAX_DEPTH` levels or
-    :data:`~splitbrain_widget._bounds.MAX_NODES` values."""
+    past :data:`~splitbrain_widget.MAX_DEPTH` levels or
+    :data:`~splitbrain_widget.MAX_NODES` values."""
     if not isinstance(state, dict):
         return {"_invalid": f"expected an object, got {type(state).__name__}"}
-    too_deep = {"_truncated": True, "code": "too_deep", "limit": _bounds.MAX_DEPTH}
+    too_deep = {"_truncated": True, "code": "too_deep", "limit": MAX_DEPTH}
     try:
         text = _json_text(state)
     except RecursionError:
@@ -632,12 +632,12 @@ def bounded_state(state: Any, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
         return {"_invalid": str(exc)}
     if len(text) > limit:
         return {"_truncated": True, "bytes": len(text)}
-    if not _bounds.within(text):  # counted in C first: most states need no walk at all
-        depth, nodes = _bounds.measure(state)
-        if depth > _bounds.MAX_DEPTH:
+    if not within(text):  # counted in C first: most states need no walk at all
+        depth, nodes = measure(state)
+        if depth > MAX_DEPTH:
             return too_deep
-        if nodes > _bounds.MAX_NODES:
-            return {"_truncated": True, "code": "too_many_values", "limit": _bounds.MAX_NODES}
+        if nodes > MAX_NODES:
+            return {"_truncated": True, "code": "too_many_values", "limit": MAX_NODES}
     return state
 
 

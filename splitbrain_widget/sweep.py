@@ -24,13 +24,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .manifest import Manifest, ParameterError
-from .registry import Target, load_target
+from .manifest._model import Manifest, ParameterError
+from .manifest.registry import Target, load_target
 
 if TYPE_CHECKING:
     import pandas
 
-    from ._sweep_pages import Outcome, Plan
+    from .features._sweep_pages import Outcome, Plan
     from .widget import TargetWidget
 
 __all__ = ["sweep"]
@@ -89,7 +89,7 @@ def sweep(
     seconds = _check_advance(advance)
     per_host = _check_pages(pages, client)
 
-    from ._sweep_pages import Plan
+    from .features._sweep_pages import Plan
 
     if client is None:
         per_host = min(per_host, len(points))
@@ -224,18 +224,18 @@ def _run(plan: Plan, points: list[dict[str, Any]], client: Any, progress: bool, 
     from tqdm.auto import tqdm
 
     if client is None:
-        from ._headless_engine import chromium_executable
+        from .hosts._headless_engine import chromium_executable
 
         chromium_executable()  # no browser: say so now, before any thread starts
     with tqdm(
         total=len(points), desc=f"sweep {target_id}", unit="point", delay=PROGRESS_DELAY_S, disable=not progress
     ) as bar:
         if client is None:
-            from ._sweep_pages import run_local
+            from .features._sweep_pages import run_local
 
             return run_local(plan, points, bar.update)
         try:
-            from ._sweep_dask import run_on_cluster
+            from .features._sweep_dask import run_on_cluster
         except ImportError as exc:
             raise ImportError(
                 f"sweep(client=...) needs dask.distributed ({exc}): pip install 'splitbrain-widget[dask]'"

@@ -22,17 +22,19 @@ import anywidget
 import traitlets
 from typing_extensions import Unpack
 
-from . import _kernel_tap, _seek, _to_code
-from ._audit import AuditEntry, AuditLog
-from ._bridge import Bridge
-from ._call_line import CallLine
-from ._chat import POLICIES, ChatController
-from ._echo import EchoThrottle
-from ._host import CommHost, ViewHost
-from ._operations import NO_VIEW_MESSAGE, Operations, cancelled_result
-from ._seek import SeekOptions
-from ._stream import Streamer, StreamStats
-from .manifest import Manifest, ParameterError
+from .chat._controller import POLICIES, ChatController
+from .core import _kernel_tap, _to_code
+from .core._audit import AuditEntry, AuditLog
+from .core._bridge import Bridge
+from .core._call_line import CallLine
+from .core._echo import EchoThrottle
+from .core._operations import NO_VIEW_MESSAGE, Operations, cancelled_result
+from .core._seam import CommHost, ViewHost
+from .core._stream import Streamer, StreamStats
+from .features import _seek
+from .features._seek import SeekOptions
+from .manifest._model import Manifest, ParameterError
+from .manifest.registry import Target, load_target
 from .protocol import (
     PROTOCOL_VERSION,
     VIEW_MESSAGE_KINDS,
@@ -50,13 +52,12 @@ from .protocol import (
     ToolResult,
     parse_view_message,
 )
-from .registry import Target, load_target
 
 if TYPE_CHECKING:
     import pandas
 
-    from ._headless_engine import HeadlessPage, Keep
     from .headless import HeadlessFallback
+    from .hosts._headless_engine import HeadlessPage, Keep
 
 log = logging.getLogger("splitbrain_widget")
 
@@ -333,14 +334,14 @@ class TargetWidget(anywidget.AnyWidget):
         """The page's observables over ``seconds``, one row every ``every`` seconds, as a pandas table
         (columns named with their units, ``attrs["units"]``). On a headless page the clock runs
         forward (no waiting); on a live page the page's own reports are sampled in real time."""
-        from ._record import record
+        from .features._record import record
 
         return record(self, seconds, every=every, observables=observables)
 
     async def arecord(
         self, seconds: float, *, every: float = 0.1, observables: str | Iterable[str] | None = None
     ) -> pandas.DataFrame:
-        from ._record import arecord
+        from .features._record import arecord
 
         return await arecord(self, seconds, every=every, observables=observables)
 
@@ -388,12 +389,12 @@ class TargetWidget(anywidget.AnyWidget):
         return await page.aadvance(seconds, wait, every=every, keep=keep)
 
     def _advance_timeout(self, timeout: float | None) -> float:
-        from ._headless_engine import ADVANCE_BUDGET_S
+        from .hosts._headless_engine import ADVANCE_BUDGET_S
 
         return timeout if timeout is not None else self.timeout + ADVANCE_BUDGET_S
 
     def _headless_page(self) -> HeadlessPage:
-        from ._headless_engine import HeadlessError
+        from .hosts._headless_engine import HeadlessError
 
         if self._fallback is None:
             raise HeadlessError(

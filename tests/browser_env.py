@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from splitbrain_widget._headless_engine import CHROMIUM_ARGS as ENGINE_ARGS
+from splitbrain_widget.hosts._headless_engine import CHROMIUM_ARGS as ENGINE_ARGS
 
 T = TypeVar("T")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from splitbrain_widget import _headless_engine as engine_mod
+from splitbrain_widget.hosts import _headless_engine as engine_mod
 
 from .browser_env import require_browser
 from .fake_providers import FakeProvider

@@ -16,8 +16,8 @@ import pytest
 
 from splitbrain_widget import Manifest, ManifestError, load_target
 from splitbrain_widget import registry as registry_module
-from splitbrain_widget._bindings import RUNTIME, binding_spec, script_text, tail_html
 from splitbrain_widget.manifest import Action, ActionBinding, ObservableRead, ParameterBinding, ReadyCondition
+from splitbrain_widget.manifest._page_bindings import RUNTIME, binding_spec, script_text, tail_html
 
 BOUND_PAGES = Path(__file__).parent / "fixtures" / "bound_pages"
 

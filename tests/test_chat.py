@@ -12,8 +12,8 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import splitbrain_widget as sb
-from splitbrain_widget._secrets import REDACTED, redact
 from splitbrain_widget.agent import Agent
+from splitbrain_widget.core._secrets import REDACTED, redact
 
 from .fake_view import FakeView
 
@@ -236,6 +236,6 @@ def test_stream_refuses_bad_values_at_once() -> None:
 def test_the_approval_policy_of_a_call_is_the_strictest_that_applies(
     policies: dict[str, str], tool: str, paths: list[str], expected: tuple[str, list[str]]
 ) -> None:
-    from splitbrain_widget._chat import policy_for
+    from splitbrain_widget.chat._controller import policy_for
 
     assert policy_for(policies, tool, paths) == expected

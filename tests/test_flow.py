@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import splitbrain_widget as sb
-import splitbrain_widget._operations as operations_module
-from splitbrain_widget._pacing import Pacer
+import splitbrain_widget.core._operations as operations_module
+from splitbrain_widget.core._pacing import Pacer
 
 from .fake_view import FakeView, wait_for
 

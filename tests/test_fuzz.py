@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import splitbrain_widget as sb
 from splitbrain_widget import Manifest, ManifestError, ParameterError
-from splitbrain_widget._bridge import MAX_SEEN_VIEWS
+from splitbrain_widget.core._bridge import MAX_SEEN_VIEWS
 from splitbrain_widget.protocol import ProtocolError, parse_view_message
 
 from .test_manifest import REFERENCE, RICH

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from splitbrain_widget import _headless_engine as engine_mod
 from splitbrain_widget import registry
-from splitbrain_widget._headless_engine import HeadlessError, HeadlessPage, HeadlessUnavailable
+from splitbrain_widget.hosts import _headless_engine as engine_mod
+from splitbrain_widget.hosts._headless_engine import HeadlessError, HeadlessPage, HeadlessUnavailable
 
 from .browser_env import run_async
 

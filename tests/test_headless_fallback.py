@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget import _headless_engine as engine_mod
-from splitbrain_widget._headless_engine import HeadlessUnavailable
+from splitbrain_widget.hosts import _headless_engine as engine_mod
+from splitbrain_widget.hosts._headless_engine import HeadlessUnavailable
 from splitbrain_widget.widget import ENV_HEADLESS, NO_VIEW_MESSAGE
 
 from .browser_env import run_async

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from splitbrain_widget import registry
-from splitbrain_widget._headless_engine import BINDING, HeadlessError, HeadlessPage
+from splitbrain_widget.hosts._headless_engine import BINDING, HeadlessError, HeadlessPage
 
 from .browser import hostile_targets
 from .browser.harness import wait_for

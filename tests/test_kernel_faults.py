@@ -117,7 +117,7 @@ def released(fe: ScriptedFrontend, timeout: float = 60) -> None:
     """Wait until the tap published every idle status it owes (it paces them: 100 per 0.2 s); each
     cell lets the kernel's main loop run the next batch."""
     deadline = time.monotonic() + timeout
-    while fe.check("from splitbrain_widget import _kernel_tap\nprint(len(_kernel_tap._release))").strip() != "0":
+    while fe.check("from splitbrain_widget.core import _kernel_tap\nprint(len(_kernel_tap._release))").strip() != "0":
         assert time.monotonic() < deadline, "the tap still owes idle statuses"
 
 
@@ -134,12 +134,12 @@ def test_shell_replies_go_through_the_shell_stream(fe: ScriptedFrontend) -> None
     behaviour this guards is the next test's: before the mend its last cell never started in 2 runs of
     3 on 7.3.0 (the scripted frontend's stranded-request probe confirmed each one)."""
     out = fe.check(
-        "from splitbrain_widget import _kernel_tap\n"
+        "from splitbrain_widget.core import _kernel_tap\n"
         "m = _kernel_tap.kernel().shell_channel_thread._manager\n"
         "print(hasattr(m, '_shell_stream'), m._send_on_shell_channel.__module__)"
     )
     if _ipykernel_before((7, 4)):
-        assert out.split() == ["False", "splitbrain_widget._kernel_tap"]
+        assert out.split() == ["False", "splitbrain_widget.core._kernel_tap"]
     else:
         assert out.split() == ["True", "ipykernel.subshell_manager"]
 
@@ -151,7 +151,9 @@ def test_a_thousand_calls_leave_nothing_behind(fe: ScriptedFrontend) -> None:
     # Between batches an empty cell lets the kernel publish the idle statuses the tap owes the frontend
     # and the frontend read them, so what is measured is what stays, not what is in flight.
     # tracemalloc starts first, so blocks allocated by the first batch and freed by the second count.
-    fe.check("import gc, tracemalloc\nfrom splitbrain_widget import _kernel_tap\n_kernel_tap.MAX_SEEN_SIGNATURES = 500")
+    fe.check(
+        "import gc, tracemalloc\nfrom splitbrain_widget.core import _kernel_tap\n_kernel_tap.MAX_SEEN_SIGNATURES = 500"
+    )
     fe.check("tracemalloc.start()")
     fe.check("for i in range(1000): sim.set_parameter('speed', i % 50)", timeout=120)
     released(fe)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from splitbrain_widget._later import Later
+from splitbrain_widget.core._later import Later
 
 
 def test_callbacks_run_when_due_in_time_order_on_one_thread() -> None:

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from splitbrain_widget._pacing import Pacer
+from splitbrain_widget.core._pacing import Pacer
 
 
 def test_calls_within_the_budget_go_at_once_on_the_callers_thread() -> None:
@@ -128,7 +128,7 @@ def test_a_failing_send_does_not_stop_the_ones_behind_it() -> None:
 
 
 def test_the_sender_thread_ends_when_idle_and_a_new_burst_starts_another(monkeypatch: pytest.MonkeyPatch) -> None:
-    import splitbrain_widget._pacing as pacing
+    import splitbrain_widget.core._pacing as pacing
 
     monkeypatch.setattr(pacing, "IDLE_EXIT_S", 0.2)
     pacer = Pacer(per_second=40, burst=2, in_flight=10_000)

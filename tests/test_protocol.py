@@ -69,7 +69,7 @@ def test_waiting_on_a_predicate_that_reads_the_bridge_does_not_deadlock() -> Non
     import asyncio
     import time
 
-    from splitbrain_widget._bridge import Bridge
+    from splitbrain_widget.core._bridge import Bridge
 
     bridge = Bridge()
     assert bridge.wait_until(lambda: bool(bridge.live_views()), time.monotonic() + 0.2) is False

@@ -23,7 +23,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from splitbrain_widget import protocol
-from splitbrain_widget._audit import AuditLog
+from splitbrain_widget.core._audit import AuditLog
 from splitbrain_widget.protocol import ProtocolError, ToolResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -225,8 +225,8 @@ class _StubWidget:
 
 def test_what_the_chat_controller_sends_matches_the_schema() -> None:
     """Every agent event, a busy notice, a failed control, an approval and the code, through the real controller."""
-    from splitbrain_widget._chat import ChatController
     from splitbrain_widget.agent import _events as ev
+    from splitbrain_widget.chat._controller import ChatController
 
     sim = _StubWidget()
     controller = ChatController(sim)  # type: ignore[arg-type]

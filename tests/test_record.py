@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget import _record
-from splitbrain_widget._record import arecord, record
+from splitbrain_widget.features import _record
+from splitbrain_widget.features._record import arecord, record
 from splitbrain_widget.headless import HeadlessTarget
 
 from .browser_env import run_async
@@ -187,7 +187,7 @@ def test_an_unknown_observable_is_named_with_the_declared_ones() -> None:
 
 
 def test_import_stays_light() -> None:
-    code = "import sys, splitbrain_widget, splitbrain_widget._record; print('pandas' in sys.modules)"
+    code = "import sys, splitbrain_widget, splitbrain_widget.features._record; print('pandas' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "False"
 

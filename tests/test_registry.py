@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget import registry
+from splitbrain_widget.manifest import _page
 from splitbrain_widget.registry import DEFAULT_CSP, inject_target_api
 
 FIXTURES = Path(__file__).parent / "fixtures" / "targets"
@@ -176,4 +176,4 @@ def test_the_policy_opens_the_document_whatever_the_page_holds(page: str) -> Non
     ],
 )
 def test_the_page_keeps_its_rendering_mode(page: str, doctype: str) -> None:
-    assert registry._leading_doctype(page) == doctype
+    assert _page._leading_doctype(page) == doctype

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget import _seek
-from splitbrain_widget._seek import Try, seek
+from splitbrain_widget.features import _seek
+from splitbrain_widget.features._seek import Try, seek
 from splitbrain_widget.headless import HeadlessTarget
 
 from .fake_view import FakeView

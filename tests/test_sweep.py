@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget import _sweep_pages as sweep_pages
-from splitbrain_widget._headless_engine import HeadlessError
+from splitbrain_widget.features import _sweep_pages as sweep_pages
+from splitbrain_widget.hosts._headless_engine import HeadlessError
 
 from .browser_env import require_browser, run_async
 from .fake_view import wait_for

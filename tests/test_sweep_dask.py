@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget import _headless_engine as engine_mod
+from splitbrain_widget.hosts import _headless_engine as engine_mod
 
 from .browser_env import require_browser
 
 distributed = pytest.importorskip("distributed")
 
-from splitbrain_widget import _sweep_dask  # noqa: E402  (needs distributed)
+from splitbrain_widget.features import _sweep_dask  # noqa: E402  (needs distributed)
 
 PROJECTILE_GRID = {"angle": [*range(10, 81, 5), 95], "drag": [0, 0.02], "speed": [15, 25]}
 

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import splitbrain_widget as sb
-from splitbrain_widget._audit import AUDIT_SIZE, AuditEntry, AuditLog, call_source
-from splitbrain_widget._to_code import literal, to_code
 from splitbrain_widget.agent import Agent
+from splitbrain_widget.core._audit import AUDIT_SIZE, AuditEntry, AuditLog, call_source
+from splitbrain_widget.core._to_code import literal, to_code
 from splitbrain_widget.manifest import Parameter
 from splitbrain_widget.protocol import parse_kernel_message
 
@@ -401,7 +401,7 @@ def test_to_dataframe_has_one_row_per_call_indexed_by_time(sim: sb.TargetWidget)
 
 
 def test_importing_the_package_loads_no_pandas() -> None:
-    probe = "import sys, splitbrain_widget as sb; sb.TargetWidget; import splitbrain_widget._to_code; print('pandas' in sys.modules)"
+    probe = "import sys, splitbrain_widget as sb; sb.TargetWidget; import splitbrain_widget.core._to_code; print('pandas' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "False"
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._audit import call_source, current_source
-from .._host import blocking_wait_hears, cannot_hear_in_cell
+from ..core._audit import call_source, current_source
+from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
 from . import _skills
 from ._events import AgentEvent, Done
 from ._loops import LoopLimits
@@ -257,7 +257,7 @@ class Agent:
     def to_code(self, var: str = "sim") -> str:
         """The changes this agent's answers made, as a Python cell (see ``sim.audit.to_code``): the
         entries of ``sim.audit`` tagged with this agent's :attr:`id`, with their requests as comments."""
-        from .._to_code import to_code
+        from ..core._to_code import to_code
 
         entries, dropped = self.sim.audit.snapshot()
         mine = [e for e in entries if e.agent_id == self.id]

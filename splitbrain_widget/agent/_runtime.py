@@ -49,14 +49,15 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 from pydantic_core import SchemaValidator, core_schema
 
-from .._audit import CallSource, make_source, use_source
+from ..core._audit import CallSource, make_source, use_source
 from ..protocol import ToolResult
-from . import _approval, _planner, _retry
+from . import _approval, _retry
 from ._events import AgentEvent, Fallback, RetryWait, TextDelta, ToolCallFinished, ToolCallProgress, ToolCallStarted
 from ._loops import LoopDetector, LoopLimits
 from ._models import ModelSetupError
 from ._skills import Skill, SkillBook, confirm_paths
 from ._tools import BY_NAME, Scope, ToolContext, call_label, execute, for_model, system_prompt, tool_specs
+from .planner import _plan as _planner
 
 if TYPE_CHECKING:
     from ..widget import TargetWidget
@@ -359,7 +360,7 @@ class RunState:
         return Scope(self.sim.schema, _target_ids(self.sim), self.skills())
 
     def planner_context(self) -> _planner.PlannerContext:
-        from ..registry import list_targets
+        from ..manifest.registry import list_targets
 
         targets = [(t.id, t.title) for t in list_targets(*self.sim.targets_dirs)]
         return _planner.PlannerContext(self.sim.schema, dict(self.sim.values), targets)
@@ -490,7 +491,7 @@ def failure_text(payload: dict[str, Any]) -> str:
 
 
 def _target_ids(sim: TargetWidget) -> list[str]:
-    from ..registry import list_targets
+    from ..manifest.registry import list_targets
 
     return list_targets(*sim.targets_dirs).ids()
 

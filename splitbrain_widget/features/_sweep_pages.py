@@ -26,10 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._headless_engine import HeadlessError
+from ..hosts._headless_engine import HeadlessError
 
 if TYPE_CHECKING:
-    from .headless import HeadlessTarget
+    from ..headless import HeadlessTarget
 
 log = logging.getLogger("splitbrain_widget.sweep")
 
@@ -69,7 +69,7 @@ class PagePool:
     """``plan.pages`` headless pages of one target, opened together and kept until :meth:`close`."""
 
     def __init__(self, plan: Plan) -> None:
-        from .headless import HeadlessTarget
+        from ..headless import HeadlessTarget
 
         self.target = plan.target
         self.size = plan.pages

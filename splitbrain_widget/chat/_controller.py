@@ -13,15 +13,15 @@ import time
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import _kernel_tap
-from ._audit import INSPECTOR, call_source
-from ._secrets import redact
-from .agent._tools import call_label
-from .protocol import ProtocolError, approval_closed, approval_request, chat_event, code_message
+from ..agent._tools import call_label
+from ..core import _kernel_tap
+from ..core._audit import INSPECTOR, call_source
+from ..core._secrets import redact
+from ..protocol import ProtocolError, approval_closed, approval_request, chat_event, code_message
 
 if TYPE_CHECKING:
-    from .agent import Agent
-    from .widget import TargetWidget
+    from ..agent import Agent
+    from ..widget import TargetWidget
 
 log = logging.getLogger("splitbrain_widget.chat")
 
@@ -123,7 +123,7 @@ class ChatController:
     # -- work ------------------------------------------------------------------------------------
 
     def _answer(self, text: str) -> None:
-        from .agent import Agent
+        from ..agent import Agent
 
         _kernel_tap.prepare_thread()  # ipykernel 7.0: this thread's first trait send needs the parent set
 

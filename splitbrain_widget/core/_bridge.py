@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .protocol import PROTOCOL_VERSION, ErrorInfo, EventMessage, Op, ReplyMessage
+from ..protocol import PROTOCOL_VERSION, ErrorInfo, EventMessage, Op, ReplyMessage
 
 log = logging.getLogger("splitbrain_widget.bridge")
 

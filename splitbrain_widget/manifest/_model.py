@@ -42,7 +42,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from .protocol import MAX_ACTION_NAME
+from ..protocol import MAX_ACTION_NAME
 
 ParamType = Literal["number", "integer", "boolean", "string", "array"]
 ItemType = Literal["number", "integer", "boolean", "string"]
@@ -153,9 +153,6 @@ def _plain_name(value: str) -> str:
     if problem is not None:
         raise ValueError(problem)
     return value
-
-
-_action_name = _plain_name
 
 
 def _true(value: bool) -> bool:
@@ -294,7 +291,7 @@ class Action(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: Annotated[str, Field(strict=True), AfterValidator(_action_name)]
+    name: Annotated[str, Field(strict=True), AfterValidator(_plain_name)]
     description: str | None = None
     label: str | None = None
     bind: ActionBinding | None = None

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 
-from . import registry
+from ..manifest import registry
 
 log = logging.getLogger("splitbrain_widget.headless")
 

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypedDict
 
 from typing_extensions import Unpack
 
-from ._host import blocking_wait_hears, cannot_hear_in_cell
-from .manifest import Manifest, Parameter, ParameterError
-from .protocol import ERROR_CODES, ChangedValue, ErrorCode, ToolResult
+from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
+from ..manifest._model import Manifest, Parameter, ParameterError
+from ..protocol import ERROR_CODES, ChangedValue, ErrorCode, ToolResult
 
 if TYPE_CHECKING:
-    from .widget import TargetWidget
+    from ..widget import TargetWidget
 
 FIRST_CHUNK_S = 1.0  # a headless page's clock is advanced this much first, then twice as much each time
 MAX_ADVANCE_S = 120.0  # simulated seconds an unmeasured observable is given after a change
@@ -218,7 +218,7 @@ class _Search:
         """The page's state ``seconds`` after a change: a headless page's clock runs that far; a live
         page is given that long (at its own pace) and then asked."""
         if self.sim.can_advance:
-            from ._headless_engine import HeadlessError
+            from ..hosts._headless_engine import HeadlessError
 
             advance = self.sim.advance
             try:
@@ -236,7 +236,7 @@ class _Search:
 
     def advance_until_measured(self, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """Run a headless page's clock forward in growing chunks until it reports the observable."""
-        from ._headless_engine import HeadlessError
+        from ..hosts._headless_engine import HeadlessError
 
         advance = self.sim.advance
         total, chunk = 0.0, FIRST_CHUNK_S
@@ -718,7 +718,7 @@ def _convert_goal(text: str, unit: str | None) -> tuple[float, str]:
         return value, ""
     if unit is None:
         raise _Failed("invalid_value", f"goal: {text!r} has a unit, but the observable has none: give a plain number")
-    from .agent._units import convert
+    from ..core._units import convert
 
     converted = convert(value, from_unit, unit)
     if converted is None:

@@ -22,20 +22,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..manifest._model import Manifest, ParameterError
+from ..manifest.registry import Target, TargetError, list_targets, load_target
+from ..protocol import PROTOCOL_VERSION, ChangedValue, ErrorInfo, Op, ToolResult, request
 from . import _kernel_tap
 from ._audit import AuditEntry, AuditLog, current_source
 from ._bridge import Bridge, PendingRequest
 from ._call_line import BLOCKING_CALL, CallLine, turn_key
-from ._host import ViewHost, answers_reach_caller
 from ._pacing import PACER, Ticket
+from ._seam import ViewHost, answers_reach_caller
 from ._secrets import redact
 from ._wait import Operation, Wait
-from .manifest import Manifest, ParameterError
-from .protocol import PROTOCOL_VERSION, ChangedValue, ErrorInfo, Op, ToolResult, request
-from .registry import Target, TargetError, list_targets, load_target
 
 if TYPE_CHECKING:
-    from .headless import HeadlessFallback
+    from ..headless import HeadlessFallback
 
 NO_VIEW_MESSAGE = "no view of the widget is displayed; the change is kept and applies when the widget is displayed"
 NOT_KEPT = ("target_error", "cancelled")  # the page gave the change back, or the call was taken back

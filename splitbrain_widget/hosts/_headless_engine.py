@@ -35,9 +35,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from . import _bounds, registry
+from .._bounds import MAX_NODES, NodeBudget, repair_text
+from ..manifest import registry
+from ..protocol import bounded_state
 from ._network_gate import NetworkGate, open_gate
-from .protocol import bounded_state
 
 log = logging.getLogger("splitbrain_widget.headless")
 
@@ -136,7 +137,7 @@ class _Samples:
     def __init__(self, expected: int, keep: Keep | None = None) -> None:
         self.expected = expected
         self.keep = keep
-        self.budget = _bounds.NodeBudget()
+        self.budget = NodeBudget()
         self.states: list[dict[str, Any]] = []
         self.bad = ""
 
@@ -155,7 +156,7 @@ class _Samples:
                     self.bad = (
                         f"the states of a sampled advance hold more than {self.budget.limit:,} values together "
                         f"after {len(self.states)} of {self.expected} steps (a page's state is bounded to "
-                        f"{_bounds.MAX_NODES:,} values, a call's states to {self.budget.limit:,}): sample less "
+                        f"{MAX_NODES:,} values, a call's states to {self.budget.limit:,}): sample less "
                         "often (a larger every), fewer seconds at a time, or record only the observables you need"
                     )
                     self.states.clear()
@@ -176,7 +177,7 @@ class _Samples:
 @cache
 def host_html() -> str:
     """The blank host page with the host module (``static/host_page.js``) inlined: no network needed."""
-    module = (Path(__file__).parent / "static" / "host_page.js").read_text(encoding="utf-8")
+    module = (Path(__file__).resolve().parent.parent / "static" / "host_page.js").read_text(encoding="utf-8")
     return (
         # frame-src 'none', as the notebook view's sandbox frame has (registry.sandbox_html): a target
         # frame cannot navigate to a network, data: or blob: URL (the srcdoc itself always loads).
@@ -213,7 +214,7 @@ class _HostPage:
             log.warning("headless host sent an unreadable batch: %.200s", exc)
             return
         if _SURROGATE_ESCAPE.search(payload):  # a lone surrogate: repaired before anything keeps it
-            batch = _bounds.repair_text(batch, json.dumps(batch, ensure_ascii=False))
+            batch = repair_text(batch, json.dumps(batch, ensure_ascii=False))
         for message in batch if isinstance(batch, list) else []:
             # A reused host page may still flush a message of the view it held before.
             if isinstance(message, dict) and message.get("view_id", owner.view_id) == owner.view_id:

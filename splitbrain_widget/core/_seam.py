@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ..protocol import RequestMessage
 from . import _kernel_tap
-from .protocol import RequestMessage
 
 
 class ViewHost(Protocol):

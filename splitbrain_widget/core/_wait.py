@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 
-from .protocol import ToolResult
+from ..protocol import ToolResult
 
 
 class Wait:

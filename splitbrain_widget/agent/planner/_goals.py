@@ -22,8 +22,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..manifest import Manifest, Observable, Parameter
-from . import _planner, _units
+from ...core import _units
+from ...manifest._model import Manifest, Observable, Parameter
+from . import _plan as _planner
 
 # What a word says the goal is about: words an observable's name or description uses for it, the
 # units it is measured in, and the parameter name that the word may mean instead ("as long as

@@ -32,15 +32,15 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._bounds import MAX_TEXT, measure
-from ._host import blocking_wait_hears, cannot_hear_in_cell
+from .._bounds import MAX_TEXT, measure
+from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
+from ..manifest._model import Manifest
 from ._seek import PAGE_HIDDEN, _read
-from .manifest import Manifest
 
 if TYPE_CHECKING:
     import pandas
 
-    from .widget import TargetWidget
+    from ..widget import TargetWidget
 
 __all__ = ["arecord", "record"]
 
@@ -228,7 +228,7 @@ def _advance_steps(sim: TargetWidget, rows: int, every: float, cancelled: Callab
 async def _pipeline(sim: TargetWidget, rows: int, every: float, stopped: Callable[[], bool]) -> list[dict[str, Any]]:
     """Keep up to IN_FLIGHT sampled advances (batches of rows) queued on the page, and take their
     states in order."""
-    from ._headless_engine import HeadlessError
+    from ..hosts._headless_engine import HeadlessError
 
     per_batch = max(1, min(BATCH_ROWS, math.floor(BATCH_S / every + 1e-9)))
     batches: collections.deque[tuple[int, asyncio.Task[list[dict[str, Any]]]]] = collections.deque()

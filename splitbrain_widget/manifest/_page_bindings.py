@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from .manifest import Manifest
+from ._model import Manifest
 
 RUNTIME = "__splitbrainBindings"  # the runtime's global (js/bindings.js), the generated scripts' only callee
 BINDINGS_ATTR = "data-splitbrain-bindings"  # marks every script this module generates

@@ -44,7 +44,7 @@ class SweepPlugin(WorkerPlugin):
         self._pool: PagePool | None = None
 
     def teardown(self, worker: Worker) -> None:
-        from ._headless_engine import shutdown_engine
+        from ..hosts._headless_engine import shutdown_engine
 
         with self._lock:
             if self._pool is not None:

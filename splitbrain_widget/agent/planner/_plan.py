@@ -20,8 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..manifest import Manifest, Parameter, ParameterError
-from . import _goals, _units
+from ...core import _units
+from ...manifest._model import Manifest, Parameter, ParameterError
+from . import _goals
 
 LABEL = "Offline planner"
 
