@@ -4,7 +4,7 @@ the target API itself.
 Two copies of one small page (a top-level ``let``, a range input, a read-out) run headless, side
 by side in one run: ``handwritten`` registers ``SplitBrain.onApply`` and reports its own state;
 ``bound`` is the same page without a line of splitbrain code, steered by its manifest's ``bind`` /
-``read`` (js/bindings.js). Each takes ROUNDS rounds of CALLS blocking ``set_parameters`` calls
+``read`` (js/page/bindings.js). Each takes ROUNDS rounds of CALLS blocking ``set_parameters`` calls
 (one global and one form control per call, read back in the reply), alternated page by page; the
 figure is the median round trip of each and their ratio (bound over handwritten).
 

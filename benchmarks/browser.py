@@ -35,7 +35,7 @@ CELLS = [
 
 
 def hops(trace: list[list[Any]]) -> dict[str, Any]:
-    """Per-request browser-side durations (ms) from the view's trace (see js/widget.js ``trace``)."""
+    """Per-request browser-side durations (ms) from the view's trace (see js/view/widget.js ``trace``)."""
     by_id: dict[str, dict[str, float]] = {}
     for request_id, hop, t in trace:
         by_id.setdefault(request_id, {})[hop] = t

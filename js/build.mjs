@@ -1,6 +1,8 @@
 // Build the browser side into the Python package's static/ folder.
 //
 //   node js/build.mjs           write splitbrain_widget/static/{widget,target_api,clock,bindings,kit,host_page,sandbox}.js
+//                               from js/view/, js/page/ and js/host/ (each output keeps its entry's file
+//                               name: the Python side loads them by name)
 //   node js/build.mjs --check   build in memory, compare with the committed files,
 //                               exit 1 listing the stale ones (CI runs this)
 //
@@ -8,7 +10,7 @@
 // node. Paths are resolved from this file, so the command works from any cwd.
 import { build } from "esbuild";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const jsDir = dirname(fileURLToPath(import.meta.url));
@@ -18,19 +20,19 @@ const staticDir = join(repoRoot, "splitbrain_widget", "static");
 /** @type {{entry: string, format: "esm" | "iife", minify: boolean, inline: boolean}[]} */
 const bundles = [
   // The anywidget view: `_esm` of the widget, an ES module with a default export.
-  { entry: "widget.js", format: "esm", minify: false, inline: false },
+  { entry: "view/widget.js", format: "esm", minify: false, inline: false },
   // Inlined by the registry as a classic <script> into every target page.
-  { entry: "target_api.js", format: "iife", minify: true, inline: true },
+  { entry: "page/target_api.js", format: "iife", minify: true, inline: true },
   // The virtual clock: inlined by the registry into headless target pages, after the target API.
-  { entry: "clock.js", format: "iife", minify: true, inline: true },
+  { entry: "page/clock.js", format: "iife", minify: true, inline: true },
   // The binding layer: inlined by the registry after the target API into pages whose manifest binds them.
-  { entry: "bindings.js", format: "iife", minify: true, inline: true },
+  { entry: "page/bindings.js", format: "iife", minify: true, inline: true },
   // The target kit (look, info panel, fixed-step loop, reporter): inlined when a manifest asks for it.
-  { entry: "kit.js", format: "iife", minify: true, inline: true },
+  { entry: "page/kit.js", format: "iife", minify: true, inline: true },
   // The headless host page's module, inlined by the engine as a <script type="module">.
-  { entry: "host_page.js", format: "esm", minify: false, inline: true },
+  { entry: "host/host_page.js", format: "esm", minify: false, inline: true },
   // The notebook view's sandbox frame module, inlined by the registry into the `_sandbox` document.
-  { entry: "sandbox.js", format: "esm", minify: true, inline: true },
+  { entry: "host/sandbox.js", format: "esm", minify: true, inline: true },
 ];
 
 /**
@@ -47,7 +49,7 @@ async function buildAll() {
     const result = await build({
       absWorkingDir: jsDir, // keeps the path comments in the output independent of the cwd
       entryPoints: [entryPath],
-      outfile: join(staticDir, bundle.entry),
+      outfile: join(staticDir, basename(bundle.entry)),
       bundle: true,
       format: bundle.format,
       minify: bundle.minify,

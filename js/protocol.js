@@ -1,20 +1,21 @@
 // @ts-check
 /**
- * Message shapes, builders and validation for splitbrain-widget, wire protocol version 1.5.
+ * Message shapes, builders and validation for splitbrain-widget, wire protocol version 1.7.
  *
  * A translation of docs/protocol.md (the definition; when they disagree the
- * document is right). Shared by the view (widget.js, relay.js, panel.js) and the
- * target API injected into every target page (target_api.js); splitbrain_widget/protocol.py
- * is the kernel's translation of the same page. Section 1 (kernel <-> view) is also
- * a JSON Schema generated from the Python side, docs/protocol.schema.json; the
- * tests hold this module to it with the shared examples in
+ * document is right). Shared by the notebook view (./view/), the hosts of a target
+ * frame (./host/: the relay, the sandbox frame, the headless host page) and what is
+ * injected into every target page (./page/: the target API, the virtual clock);
+ * splitbrain_widget/protocol.py is the kernel's translation of the same page. Section 1
+ * (kernel <-> view) is also a JSON Schema generated from the Python side,
+ * docs/protocol.schema.json; the tests hold this module to it with the shared examples in
  * tests/fixtures/protocol_examples.json (js/tests/protocol_schema.test.mjs).
  *
- * What the view sends it builds here (`replyMessage`, `chatMessage`, ...); what it
- * receives it checks here (`isKernelRequest`, `isChatEventMessage`, ...). Every
- * validator takes `unknown` and never throws: messages cross realm and trust
- * boundaries, so anything may arrive. Fields a validator does not know are
- * ignored: a later minor version may add them.
+ * Every message the JavaScript side sends it builds here (`replyMessage`, `parentMessage`,
+ * `targetMessage`, ...); what it receives it checks here (`isKernelRequest`,
+ * `isTargetMessage`, ...). Every validator takes `unknown` and never throws: messages
+ * cross realm and trust boundaries, so anything may arrive. Fields a validator does not
+ * know are ignored: a later minor version may add them.
  */
 
 /** The protocol's major version: a view announces it in its `attached` event; only it is compared. */
@@ -29,10 +30,10 @@ export const PARENT_SOURCE = "splitbrain-parent";
 /** `source` of every target -> view postMessage. */
 export const TARGET_SOURCE = "splitbrain-target";
 
-/** `source` of every notebook view -> sandbox frame postMessage (./sandbox.js). */
+/** `source` of every notebook view -> sandbox frame postMessage (./view/view_sandbox.js -> ./host/sandbox.js). */
 export const VIEW_SOURCE = "splitbrain-view";
 
-/** `source` of every sandbox frame -> notebook view postMessage (./sandbox.js). */
+/** `source` of every sandbox frame -> notebook view postMessage (./host/sandbox.js -> ./view/view_sandbox.js). */
 export const SANDBOX_SOURCE = "splitbrain-sandbox";
 
 /** Longest error message text sent across a boundary, in UTF-16 code units. */
@@ -217,7 +218,7 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
  * `reset` the manifest defaults, `state` nothing, `action` `{name}` (1.5).
  * @typedef {object} ParentMessage
  * @property {typeof PARENT_SOURCE} source
- * @property {string} nonce
+ * @property {string} [nonce]  never sent since 1.7; a view of 1.6 sent the page's
  * @property {ParentMessageType} type
  * @property {string} [id]
  * @property {Values} [payload]  for `action`: `{name: string}`
@@ -257,6 +258,57 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
  */
 
 /** @typedef {TargetReady | TargetState | TargetError} TargetMessage */
+
+/**
+ * host -> target, headless pages only (the virtual clock, ./page/clock.js): run `ms` of virtual
+ * time, `more` saying that another chunk of the same advance follows and `token` asking for an
+ * `advanced` message when it is done; or end the running advance early (`halt`, 1.7). No nonce,
+ * as for every view -> target message.
+ * @typedef {{source: typeof PARENT_SOURCE, type: "advance", payload: {ms: number, more: boolean, token?: string}}
+ *   | {source: typeof PARENT_SOURCE, type: "halt"}} ClockMessage
+ */
+
+/**
+ * notebook view -> its sandbox frame (section 2, *The sandbox frame*): ops for the host in it (./host/host.js
+ * HostOp; the first is `{op: "create", opts}`).
+ * @typedef {object} ViewOpsMessage
+ * @property {typeof VIEW_SOURCE} source
+ * @property {string} nonce  the sandbox frame's
+ * @property {unknown[]} ops
+ */
+
+/**
+ * sandbox frame -> notebook view, without its source and nonce: `hello` once it listens, the
+ * view -> kernel `messages` of one task, the target's `status`, why the target was `stopped`.
+ * @typedef {{hello?: boolean, messages?: unknown[], status?: {status: string, detail: string | null}, stopped?: string}} SandboxReport
+ */
+
+// --- 4. headless engine <-> host page ----------------------------------------
+
+/**
+ * What an advance came to: the page's state after it (a plain advance), the states the
+ * `_samples` parts did not carry and the number of steps (a sampled one), or why it failed.
+ * @typedef {{ok: true, state: State} | {ok: true, states: State[], samples: number}
+ *   | {ok: false, error: {code: ErrorCode | string, message: string}}} AdvanceOutcome
+ */
+
+/**
+ * host page -> engine: the advance `token` ended (once per advance op, cancelled ones included).
+ * @typedef {object} AdvanceResultMessage
+ * @property {"_advance"} kind
+ * @property {string} view_id
+ * @property {string} token
+ * @property {AdvanceOutcome} result
+ */
+
+/**
+ * host page -> engine: the next states of the sampled advance `token`, in step order, while it runs.
+ * @typedef {object} AdvanceSamplesMessage
+ * @property {"_samples"} kind
+ * @property {string} view_id
+ * @property {string} token
+ * @property {State[]} states
+ */
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -509,6 +561,19 @@ export function isCodeMessage(msg) {
   return msg.text.length <= MAX_CODE_TEXT || codePoints(msg.text) <= MAX_CODE_TEXT;
 }
 
+// --- kernel -> view: built by the kernel (protocol.py), here for a host's own requests ---
+
+/**
+ * A request as the kernel makes it; the headless host asks its page for a state with one of its own.
+ * @param {string} id
+ * @param {RequestOp} op
+ * @param {{values?: Values, name?: string}} [payload]  `{}` for `state`
+ * @returns {KernelRequest}
+ */
+export function kernelRequest(id, op, payload = {}) {
+  return { kind: "request", id, op, payload };
+}
+
 // --- view -> kernel: what the view sends, built in one place ----------------
 
 /**
@@ -650,6 +715,93 @@ export function copyCodeMessage() {
  */
 export function actMessage(name) {
   return { kind: "act", name };
+}
+
+// --- view -> target, target -> view (section 2) ------------------------------
+
+/**
+ * A view -> target message, with no nonce (1.7): `id` and `payload` only where given (the on-ready
+ * catch-up `apply` has no id, a `state` request no payload).
+ * @param {ParentMessageType} type
+ * @param {Values} [payload]  values, or `{name}` for `action`
+ * @param {string} [id]
+ * @returns {ParentMessage}
+ */
+export function parentMessage(type, payload, id) {
+  /** @type {ParentMessage} */
+  const message = { source: PARENT_SOURCE, type };
+  if (id !== undefined) message.id = id;
+  if (payload !== undefined) message.payload = payload;
+  return message;
+}
+
+/**
+ * A target -> view message (or the clock's `advanced`): `body` is the message without its source and
+ * nonce; `id` is added only where given.
+ * @param {string} nonce  the page's
+ * @param {Record<string, unknown>} body
+ * @param {string} [id]
+ * @returns {Record<string, unknown>}
+ */
+export function targetMessage(nonce, body, id) {
+  /** @type {Record<string, unknown>} */
+  const message = { source: TARGET_SOURCE, nonce, ...body };
+  if (id !== undefined) message.id = id;
+  return message;
+}
+
+/**
+ * One chunk of a headless advance for the page's virtual clock.
+ * @param {{ms: number, more: boolean, token?: string}} payload  `token` only when the host wants `advanced`
+ * @returns {ClockMessage}
+ */
+export function clockAdvanceMessage(payload) {
+  return { source: PARENT_SOURCE, type: "advance", payload };
+}
+
+/** @returns {ClockMessage} end the running advance: its chunk stops, the ones behind it are dropped (1.7) */
+export function clockHaltMessage() {
+  return { source: PARENT_SOURCE, type: "halt" };
+}
+
+/**
+ * @param {string} nonce  the sandbox frame's
+ * @param {unknown[]} ops
+ * @returns {ViewOpsMessage}
+ */
+export function viewOpsMessage(nonce, ops) {
+  return { source: VIEW_SOURCE, nonce, ops };
+}
+
+/**
+ * @param {string} nonce  the sandbox frame's
+ * @param {SandboxReport} body
+ * @returns {{source: typeof SANDBOX_SOURCE, nonce: string} & SandboxReport}
+ */
+export function sandboxMessage(nonce, body) {
+  return { source: SANDBOX_SOURCE, nonce, ...body };
+}
+
+// --- host page -> headless engine (section 4) ---------------------------------
+
+/**
+ * @param {string} viewId
+ * @param {string} token  the advance op's
+ * @param {AdvanceOutcome} result
+ * @returns {AdvanceResultMessage}
+ */
+export function advanceResultMessage(viewId, token, result) {
+  return { kind: "_advance", view_id: viewId, token, result };
+}
+
+/**
+ * @param {string} viewId
+ * @param {string} token  the advance op's
+ * @param {State[]} states
+ * @returns {AdvanceSamplesMessage}
+ */
+export function advanceSamplesMessage(viewId, token, states) {
+  return { kind: "_samples", view_id: viewId, token, states };
 }
 
 /**

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .manifest._model import Manifest, ManifestError, Observable, Parameter, ParameterError
+from .manifest import Manifest, ManifestError, Observable, Parameter, ParameterError
 from .manifest.registry import Target, TargetError, TargetInfo, list_targets, load_target
 from .protocol import PROTOCOL_VERSION, ErrorInfo, ToolResult
 

@@ -24,7 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .manifest._model import Manifest, ParameterError
+from .features import _observables
+from .manifest import Manifest, ParameterError
 from .manifest.registry import Target, load_target
 
 if TYPE_CHECKING:
@@ -90,11 +91,12 @@ def sweep(
     per_host = _check_pages(pages, client)
 
     from .features._sweep_pages import Plan
+    from .headless import HeadlessTarget
 
     if client is None:
         per_host = min(per_host, len(points))
     base = {path: value for path, value in base.items() if path not in paths}  # the grid sets those
-    plan = Plan(target=spec, measure=measured, advance=seconds, pages=per_host, base=base)
+    plan = Plan(target=spec, measure=measured, advance=seconds, pages=per_host, open_page=HeadlessTarget, base=base)
     outcomes = _run(plan, points, client, progress, loaded.id)
     return _frame(keys, points, measured, outcomes)
 
@@ -172,29 +174,10 @@ def _plain(value: Any) -> Any:
 
 def _measure_names(measure: Any, manifest: Manifest, keys: Sequence[str]) -> tuple[str, ...] | None:
     """The observables to keep; None for every state key that is not a parameter (no observables declared)."""
-    declared = list(manifest.observables)
-    if measure is None:
-        names = declared
-    elif isinstance(measure, str):
-        names = [measure]
-    elif isinstance(measure, Iterable):
-        names = list(dict.fromkeys(measure))
-    else:
-        raise TypeError(f"sweep(measure=...) takes an observable's name or several, got {type(measure).__name__}")
-    if measure is not None and not names:
-        raise ValueError(f"sweep(measure=...) is empty; observables of {manifest.id}: {', '.join(declared) or 'none'}")
+    names = _observables.names(measure, manifest, "sweep(measure=...)")
+    if names is None:
+        names = list(manifest.observables)
     for name in names:
-        if not isinstance(name, str):
-            raise TypeError(f"sweep(measure=...) takes observable names (strings), got {name!r}")
-        if declared and name not in declared:
-            import difflib
-
-            close = difflib.get_close_matches(name, declared, n=3, cutoff=0.5)
-            hint = f"did you mean {' or '.join(close)}? " if close else ""
-            raise ValueError(
-                f"sweep(measure=...): target {manifest.id} has no observable '{name}' "
-                f"({hint}observables: {', '.join(declared)})"
-            )
         if name in keys or name in RESERVED_COLUMNS:
             raise ValueError(f"sweep(measure=...): '{name}' would be a second column of that name; leave it out")
     return tuple(names) if names else None

@@ -9,7 +9,6 @@ calls waiting for a view ``_call_line.py``'s.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import threading
@@ -22,18 +21,20 @@ import anywidget
 import traitlets
 from typing_extensions import Unpack
 
-from .chat._controller import POLICIES, ChatController
+from .chat._controller import ChatController
 from .core import _kernel_tap, _to_code
+from .core._approval import POLICIES
 from .core._audit import AuditEntry, AuditLog
 from .core._bridge import Bridge
 from .core._call_line import CallLine
 from .core._echo import EchoThrottle
-from .core._operations import NO_VIEW_MESSAGE, Operations, cancelled_result
-from .core._seam import CommHost, ViewHost
+from .core._operations import NO_VIEW_MESSAGE, Operations
+from .core._seam import Host, ViewHost, as_host
 from .core._stream import Streamer, StreamStats
 from .features import _seek
 from .features._seek import SeekOptions
-from .manifest._model import Manifest, ParameterError
+from .hosts._comm import CommHost
+from .manifest import Manifest, ParameterError
 from .manifest.registry import Target, load_target
 from .protocol import (
     PROTOCOL_VERSION,
@@ -56,7 +57,7 @@ from .protocol import (
 if TYPE_CHECKING:
     import pandas
 
-    from .headless import HeadlessFallback
+    from .hosts._headless import HeadlessFallback
     from .hosts._headless_engine import HeadlessPage, Keep
 
 log = logging.getLogger("splitbrain_widget")
@@ -119,7 +120,7 @@ class TargetWidget(anywidget.AnyWidget):
     target_id = traitlets.Unicode("").tag(sync=True)
     manifest = traitlets.Dict().tag(sync=True)
     _html = traitlets.Unicode("").tag(sync=True)
-    # The view's sandbox frame (js/sandbox.js under the target's policy): it holds the target's iframe.
+    # The view's sandbox frame (js/host/sandbox.js under the target's policy): it holds the target's iframe.
     _sandbox = traitlets.Unicode("").tag(sync=True)
     values = traitlets.Dict().tag(sync=True)
     state = traitlets.Dict().tag(sync=True)
@@ -161,14 +162,13 @@ class TargetWidget(anywidget.AnyWidget):
         )
         self.bridge.on_change = self._echo.on_bridge_change
         self._line = CallLine(self.bridge, attach_timeout)
-        fallback: HeadlessFallback | None = None
+        self._fallback: HeadlessFallback | None = None
         if headless or (headless is None and os.environ.get(ENV_HEADLESS, "").strip() == "1"):
-            from .headless import HeadlessFallback
+            from .hosts._headless import HeadlessFallback
 
-            fallback = HeadlessFallback(self, required=bool(headless))
-        self._ops = Operations(
-            _WidgetSession(self), self.bridge, self._line, CommHost(self), timeout=timeout, fallback=fallback
-        )
+            self._fallback = HeadlessFallback(self, required=bool(headless))
+        self._views: ViewHost | Host = CommHost(self)
+        self._ops = Operations(_WidgetSession(self), self.bridge, self._line, self._seam(), timeout=timeout)
         self._chat: ChatController | None = None
         self._streamer = Streamer(lambda batch: self.set_parameters(batch))
         super().__init__(height=height, approval=dict(approval or {}), **self._target_traits(loaded), **kwargs)
@@ -186,18 +186,29 @@ class TargetWidget(anywidget.AnyWidget):
     attach_timeout = _Kept[float](
         "_line", "How long a call waits for a view to appear right after the widget was displayed."
     )
-    host = _Kept[ViewHost](
-        "_ops", "Where requests go: the comm's views, or a headless page or test's fake view in their place."
-    )
+
+    @property
+    def host(self) -> ViewHost | Host:
+        """Where requests go: the comm's views, or a headless page or test's fake view in their place
+        (with ``headless=True``, the widget's headless page stands beside them while no view is shown)."""
+        return self._views
+
+    @host.setter
+    def host(self, host: ViewHost | Host) -> None:
+        self._views = host
+        self._ops.host = self._seam()
+
+    def _seam(self) -> ViewHost | Host:
+        if self._fallback is None:
+            return self._views
+        from .hosts._headless import FallbackHost
+
+        return FallbackHost(as_host(self._views), self._fallback)  # the page while no notebook view is displayed
 
     @property
     def audit(self) -> AuditLog:
         """Every call made through the tool surface, newest last."""
         return self._ops.audit
-
-    @property
-    def _fallback(self) -> HeadlessFallback | None:
-        return self._ops.fallback
 
     # -- the tool surface: blocking ------------------------------------------------------------
 
@@ -251,13 +262,8 @@ class TargetWidget(anywidget.AnyWidget):
         cell that cannot hear the page while it blocks (ipykernel < 7, marimo) it raises RuntimeError
         at once, naming ``await sim.aseek(...)``.
         """
-        started = time.monotonic()
-        try:
-            result = _seek.seek(self, observable, goal, **options)
-        except KeyboardInterrupt:
-            self._ops.record("seek", _seek_arguments(observable, goal, options), cancelled_result("seek"), started)
-            raise
-        return self._ops.record("seek", _seek_arguments(observable, goal, options), result, started)
+        arguments = _seek_arguments(observable, goal, options)
+        return self._ops.audited("seek", arguments, lambda: _seek.seek(self, observable, goal, **options), _itself)
 
     def stream(self, values: Mapping[str, Any]) -> None:
         """Send values without waiting, for slider-like streams (opt-in coalescing).
@@ -309,13 +315,10 @@ class TargetWidget(anywidget.AnyWidget):
         return await self._ops.run_async("list_targets", {}, self._ops.list_targets())
 
     async def aseek(self, observable: str, goal: float | str, **options: Unpack[SeekOptions]) -> ToolResult:
-        started = time.monotonic()
-        try:
-            result = await _seek.aseek(self, observable, goal, **options)
-        except asyncio.CancelledError:
-            self._ops.record("seek", _seek_arguments(observable, goal, options), cancelled_result("seek"), started)
-            raise
-        return self._ops.record("seek", _seek_arguments(observable, goal, options), result, started)
+        arguments = _seek_arguments(observable, goal, options)
+        return await self._ops.aaudited(
+            "seek", arguments, lambda: _seek.aseek(self, observable, goal, **options), _itself
+        )
 
     # The names of 0.1, kept as aliases: each tool now has one name, its method's (see CHANGELOG.md).
     available_targets = list_targets
@@ -336,14 +339,16 @@ class TargetWidget(anywidget.AnyWidget):
         forward (no waiting); on a live page the page's own reports are sampled in real time."""
         from .features._record import record
 
-        return record(self, seconds, every=every, observables=observables)
+        run = lambda: record(self, seconds, every=every, observables=observables)  # noqa: E731
+        return self._ops.audited("record", _record_arguments(seconds, every, observables), run, _recorded)
 
     async def arecord(
         self, seconds: float, *, every: float = 0.1, observables: str | Iterable[str] | None = None
     ) -> pandas.DataFrame:
         from .features._record import arecord
 
-        return await arecord(self, seconds, every=every, observables=observables)
+        run = lambda: arecord(self, seconds, every=every, observables=observables)  # noqa: E731
+        return await self._ops.aaudited("record", _record_arguments(seconds, every, observables), run, _recorded)
 
     # -- simulated time (while the calls run on a headless page) -----------------------------------
 
@@ -371,8 +376,12 @@ class TargetWidget(anywidget.AnyWidget):
         :class:`~splitbrain_widget.headless.HeadlessError` where the calls do not run on a headless
         page (a notebook view runs its page in real time), and ``timeout`` when the page did not get
         there in time (it stops where it was)."""
-        page, wait = self._headless_page(), self._advance_timeout(timeout)
-        return page.advance(seconds, wait) if every is None else page.advance(seconds, wait, every=every, keep=keep)
+
+        def run() -> dict[str, Any] | list[dict[str, Any]]:
+            page, wait = self._headless_page(), self._advance_timeout(timeout)
+            return page.advance(seconds, wait) if every is None else page.advance(seconds, wait, every=every, keep=keep)
+
+        return self._ops.audited("advance", _advance_arguments(seconds, every), run, _advanced)
 
     @overload
     async def aadvance(self, seconds: float, *, timeout: float | None = None, every: None = None) -> dict[str, Any]: ...
@@ -383,10 +392,13 @@ class TargetWidget(anywidget.AnyWidget):
     async def aadvance(
         self, seconds: float, *, timeout: float | None = None, every: float | None = None, keep: Keep | None = None
     ) -> dict[str, Any] | list[dict[str, Any]]:
-        page, wait = self._headless_page(), self._advance_timeout(timeout)
-        if every is None:
-            return await page.aadvance(seconds, wait)
-        return await page.aadvance(seconds, wait, every=every, keep=keep)
+        async def run() -> dict[str, Any] | list[dict[str, Any]]:
+            page, wait = self._headless_page(), self._advance_timeout(timeout)
+            if every is None:
+                return await page.aadvance(seconds, wait)
+            return await page.aadvance(seconds, wait, every=every, keep=keep)
+
+        return await self._ops.aaudited("advance", _advance_arguments(seconds, every), run, _advanced)
 
     def _advance_timeout(self, timeout: float | None) -> float:
         from .hosts._headless_engine import ADVANCE_BUDGET_S
@@ -628,6 +640,30 @@ class TargetWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         return f"<TargetWidget {self.target_id!r}: {self.views} view(s), values={self.values}>"
+
+
+def _itself(result: ToolResult) -> ToolResult:
+    return result
+
+
+def _advance_arguments(seconds: float, every: float | None) -> dict[str, Any]:
+    return {"seconds": seconds} if every is None else {"seconds": seconds, "every": every}
+
+
+def _advanced(states: dict[str, Any] | list[dict[str, Any]]) -> ToolResult:
+    count = len(states) if isinstance(states, list) else 1
+    return ToolResult(ok=True, op="advance", message=f"advanced the page's clock ({count} state{'s' * (count != 1)})")
+
+
+def _record_arguments(seconds: float, every: float, observables: str | Iterable[str] | None) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"seconds": seconds, "every": every}
+    if observables is not None:
+        arguments["observables"] = [observables] if isinstance(observables, str) else list(observables)
+    return arguments
+
+
+def _recorded(table: pandas.DataFrame) -> ToolResult:
+    return ToolResult(ok=True, op="record", message=f"recorded {len(table)} rows")
 
 
 def _seek_arguments(observable: str, goal: float | str, options: SeekOptions) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """An in-process fake view at the host seam, like httpx's MockTransport or pydantic-ai's FunctionModel.
 
-It takes the widget's requests through ``sim.host`` and answers as a page behind ``js/relay.js``
+It takes the widget's requests through ``sim.host`` and answers as a page behind ``js/host/relay.js``
 would: from its own thread, applying the values and reporting a state. Behaviours: ``"ok"``,
 ``"silent"`` (never answers), ``"throw"`` (the page's handler throws: ``target_error``) and
 ``"delay"`` (answers after ``delay_s``). An ``action`` request runs ``on_action(name, values)``, as a
@@ -95,7 +95,7 @@ class FakeView:
         return {"ok": True, "state": {**self.state(), **(reported or {})}}
 
 
-NO_ACTION_HANDLER = "the target page registered no SplitBrain.onAction handler"  # js/target_api.js's words
+NO_ACTION_HANDLER = "the target page registered no SplitBrain.onAction handler"  # js/page/target_api.js's words
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:

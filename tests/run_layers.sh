@@ -7,7 +7,7 @@ declare -a report
 status=0
 for layer in "${layers[@]}"; do
   if [ "$layer" = js ] && ! command -v node >/dev/null 2>&1; then
-    report+=("$(printf '%-14s skipped: node is not installed (install Node.js >= 18 to run the JS layer)' "$layer")")
+    report+=("$(printf '%-14s skipped: node is not installed (install Node.js >= 20 to run the JS layer)' "$layer")")
     continue
   fi
   start=$(date +%s%N)

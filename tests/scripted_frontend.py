@@ -1,7 +1,7 @@
 """A scripted frontend: a real ipykernel driven through jupyter_client, with fake views.
 
 The test plays the notebook page. It executes cells, watches IOPub for widget comms and requests,
-and answers on the shell channel exactly as ``js/widget.js`` would (docs/protocol.md). Everything
+and answers on the shell channel exactly as ``js/view/widget.js`` would (docs/protocol.md). Everything
 runs on the test's thread: jupyter_client's sockets are not thread-safe.
 """
 

@@ -22,7 +22,7 @@ import splitbrain_widget as sb
 from splitbrain_widget import protocol
 from splitbrain_widget.agent import Agent
 from splitbrain_widget.agent._tools import BY_NAME, Scope, system_prompt, tool_specs
-from splitbrain_widget.agent.planner._plan import PlannerContext, plan, summarise
+from splitbrain_widget.agent.planner import PlannerContext, plan, summarise
 
 from .browser_env import require_browser
 from .fake_view import NO_ACTION_HANDLER, FakeView, wait_for

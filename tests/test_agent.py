@@ -270,7 +270,7 @@ def test_a_conversation_continues_after_a_cancelled_run(sim: sb.TargetWidget) ->
 
 
 def test_history_repair_closes_dangling_calls() -> None:
-    from splitbrain_widget.agent._runtime import repair_history
+    from splitbrain_widget.agent._history import repair_history
 
     history: list[ModelMessage] = [ModelResponse(parts=[call("reset", {}, "x1")])]
     repaired = repair_history(history, "timed out")
@@ -281,7 +281,7 @@ def test_history_repair_closes_dangling_calls() -> None:
 def test_compaction_keeps_the_last_three_user_turns() -> None:
     from pydantic_ai.messages import UserPromptPart
 
-    from splitbrain_widget.agent._runtime import compact
+    from splitbrain_widget.agent._history import compact
 
     history: list[ModelMessage] = []
     for i in range(8):
@@ -339,7 +339,7 @@ def test_the_default_model_is_offline_even_with_a_key_in_the_environment(
 
 
 def test_unknown_model_specs_get_a_clear_error(sim: sb.TargetWidget) -> None:
-    from splitbrain_widget.agent._runtime import ModelSetupError
+    from splitbrain_widget.agent._models import ModelSetupError
 
     with pytest.raises(ModelSetupError, match="unknown model 'gpt4'"):
         Agent(sim, "gpt4")

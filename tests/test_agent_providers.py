@@ -28,9 +28,11 @@ from splitbrain_widget.agent import (
     RetryWait,
     ToolCallFinished,
     ToolCallStarted,
-    _runtime,
+    _model_setup,
 )
-from splitbrain_widget.agent._runtime import TRUNCATED_MESSAGE, ModelSetupError, find_local_server
+from splitbrain_widget.agent._model_setup import find_local_server
+from splitbrain_widget.agent._models import ModelSetupError
+from splitbrain_widget.agent._toolsets import TRUNCATED_MESSAGE
 
 from .fake_providers import (
     Call,
@@ -497,7 +499,7 @@ def test_find_local_server(fake):
 def test_find_local_server_skips_dead_and_empty_servers(fake, monkeypatch):
     empty = fake("openai", models=())
     live = fake("openai", models=("llama-test",))
-    monkeypatch.setattr(_runtime, "LOCAL_SERVERS", (("Ollama", _closed_port()), ("llama.cpp", live.port)))
+    monkeypatch.setattr(_model_setup, "LOCAL_SERVERS", (("Ollama", _closed_port()), ("llama.cpp", live.port)))
 
     assert find_local_server(base_url=empty.url + "/v1") == (live.url + "/v1", "llama-test")
 
@@ -505,7 +507,7 @@ def test_find_local_server_skips_dead_and_empty_servers(fake, monkeypatch):
 def test_find_local_server_explains_when_nothing_listens(monkeypatch):
     ports = [_closed_port() for _ in range(4)]
     monkeypatch.setattr(
-        _runtime, "LOCAL_SERVERS", (("Ollama", ports[0]), ("llama.cpp", ports[1]), ("LM Studio", ports[2]))
+        _model_setup, "LOCAL_SERVERS", (("Ollama", ports[0]), ("llama.cpp", ports[1]), ("LM Studio", ports[2]))
     )
 
     with pytest.raises(ModelSetupError) as info:
@@ -530,7 +532,7 @@ def test_local_model_runs_a_tool_round(fake, sim):
 
 
 def test_local_model_with_nothing_listening(sim, monkeypatch):
-    monkeypatch.setattr(_runtime, "LOCAL_SERVERS", (("Ollama", _closed_port()),))
+    monkeypatch.setattr(_model_setup, "LOCAL_SERVERS", (("Ollama", _closed_port()),))
 
     with pytest.raises(ModelSetupError, match="found no local OpenAI-compatible server"):
         sb.Agent(sim, model="local", base_url=f"http://127.0.0.1:{_closed_port()}/v1")

@@ -236,6 +236,6 @@ def test_stream_refuses_bad_values_at_once() -> None:
 def test_the_approval_policy_of_a_call_is_the_strictest_that_applies(
     policies: dict[str, str], tool: str, paths: list[str], expected: tuple[str, list[str]]
 ) -> None:
-    from splitbrain_widget.chat._controller import policy_for
+    from splitbrain_widget.core._approval import policy_for
 
     assert policy_for(policies, tool, paths) == expected

@@ -1,7 +1,7 @@
 """The headless engine (splitbrain_widget/_headless_engine.py) in a real headless Chromium.
 
 Raw protocol messages in, the relay's messages out, exactly as over the widget's comm: the host
-page runs the view's own relay and iframe code (js/frame.js), so these are the view's checks.
+page runs the view's own relay and iframe code (js/host/frame.js), so these are the view's checks.
 The tests marked ``browser`` skip without Chromium (and fail under SPLITBRAIN_REQUIRE_BROWSER=1);
 the others need no browser.
 """
@@ -373,7 +373,7 @@ def test_every_time_source_follows_advance_and_stands_still_otherwise(open_page:
 
 
 def engine_mod_epoch() -> int:
-    return 1_767_225_600_000  # js/clock.js EPOCH_MS: 2026-01-01T00:00:00Z
+    return 1_767_225_600_000  # js/page/clock.js EPOCH_MS: 2026-01-01T00:00:00Z
 
 
 UNSEEN = """
@@ -479,7 +479,7 @@ def test_projectile_range_is_the_textbook_one(open_page: Callable[..., Opened], 
     assert state["range"] == pytest.approx(expected, rel=1e-3)
 
 
-# The pendulum (its kit, js/kit.js Kit.run) skips drawing the frames a later frame of the same
+# The pendulum (its kit, js/page/kit.js Kit.run) skips drawing the frames a later frame of the same
 # advance draws over; the variant that draws every frame shows what that saves, and that the
 # physics is the same either way: a script before the page's own tells it no frame is unseen.
 PAGE_SCRIPT = '<script type="module">'

@@ -3,7 +3,7 @@
 The pages are the security suite's own (tests/browser/hostile_targets.py: ``attacker``, ``relaxed``,
 ``faulty``; tests/browser/targets.py: ``hostile``), judged by the same table of what "blocked" means
 (tests/browser/test_security_browser.py), run by the headless engine instead of JupyterLab: the host
-page runs the view's relay and iframe code (js/frame.js), so the sandbox, the CSP, the nonce checks
+page runs the view's relay and iframe code (js/host/frame.js), so the sandbox, the CSP, the nonce checks
 and the message budget are the view's. A local HTTP server stands in for the Jupyter server the
 pages aim their requests at. What only a headless host has, and is tested here besides: the host
 page's API (``splitbrainHost``) and the CDP binding that carries messages to Python.
@@ -172,7 +172,7 @@ def test_escape_attempts_fail_headless_and_leave_the_host_page_alone(
     assert report["load"] == load["load"]
     escaped = unblocked(report, "load") + unblocked(report, "apply")
     assert not escaped, "attempts that were not blocked:\n" + "\n".join(escaped)
-    assert report["apply"]["frames_seen"] == 1 and report["apply"]["siblings"] == [], "alone in its host page"
+    assert report["apply"]["frames_seen"] == 0 and report["apply"]["siblings"] == [], "alone in its host page"
 
     violations = report["violations"]
     for directive, fragment in CSP_REFUSED:

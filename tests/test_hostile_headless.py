@@ -214,6 +214,10 @@ def test_an_advance_that_ends_leaves_nothing_running_and_a_stopped_page_fails_at
         assert time.monotonic() - started < CALL_TIMEOUT, time.monotonic() - started
     with sb.HeadlessTarget("raw_flood", targets_dir=Path(str(pages_for_flood(tmp_path))), timeout=CALL_TIMEOUT) as sim:
         sim.set_parameter("mode", "flood")
+        try:  # the flood starts from a timer: headless, timers run when the page's clock advances
+            sim.advance(0.05)
+        except HeadlessError as exc:  # stopped while advancing: said so
+            assert exc.code == "not_ready" and "stopped" in str(exc), exc
         wait_for(
             lambda: (r := sim.fetch_state()).error is not None and "stopped" in r.error.message,
             timeout=30,

@@ -63,7 +63,7 @@ def test_the_iframe_reloads_mid_request(fe: ScriptedFrontend) -> None:
     view = fe.attach(fe.widget_comm(), "v1")
     view.behaviour = "silent"
 
-    def reload() -> None:  # what js/widget.js does: answer what the old page never will, then ready again
+    def reload() -> None:  # what js/view/widget.js does: answer what the old page never will, then ready again
         request_id = view.applied_ids[-1]
         fe.send_custom(
             view.comm_id,

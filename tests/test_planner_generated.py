@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import splitbrain_widget as sb
-from splitbrain_widget.agent.planner._plan import PlannerContext, plan
+from splitbrain_widget.agent.planner import PlannerContext, plan
 from splitbrain_widget.manifest import Manifest, Parameter
 
 BUILTIN = ("bouncer", "projectile", "pendulum", "orbits", "boids", "waves")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget.agent.planner._plan import LABEL, PlannerContext, plan, summarise
+from splitbrain_widget.agent.planner import LABEL, PlannerContext, plan, summarise
 from splitbrain_widget.manifest import Manifest
 
 Calls = list[tuple[str, dict[str, Any]]]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget.agent.planner._plan import LABEL, PlannerContext, plan, summarise
+from splitbrain_widget.agent.planner import LABEL, PlannerContext, plan, summarise
 from splitbrain_widget.manifest import Manifest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "planner"

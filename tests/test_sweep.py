@@ -123,7 +123,7 @@ def test_a_target_whose_pages_never_start_fails_the_sweep_saying_so(
 def test_a_lost_page_gives_its_points_to_the_pages_that_still_answer(engine: None) -> None:
     """A page that crashed (or was stopped for flooding) fails every point at once: it must not take
     the sweep's remaining points with it while a healthy page is there."""
-    plan = sweep_pages.Plan("projectile", measure=("range",), advance=None, pages=2)
+    plan = sweep_pages.Plan("projectile", measure=("range",), advance=None, pages=2, open_page=sb.HeadlessTarget)
     alive, lost = sb.HeadlessTarget("projectile"), sb.HeadlessTarget("projectile")
     try:
         assert alive.fetch_state().ok and lost.fetch_state().ok
@@ -247,9 +247,9 @@ def test_bad_advance_is_refused_naming_the_argument(advance: object) -> None:
 
 
 def test_an_unknown_observable_is_refused_with_the_closest_real_one() -> None:
-    with pytest.raises(ValueError, match=r"measure=.*no observable 'rnage'.*did you mean range"):
+    with pytest.raises(ValueError, match=r"measure=.*declares no 'rnage'.*did you mean range"):
         sb.sweep("projectile", {"angle": [10]}, measure="rnage")
-    with pytest.raises(ValueError, match=r"measure=\.\.\.\) is empty"):
+    with pytest.raises(ValueError, match=r"measure=\.\.\.\): expected at least one name"):
         sb.sweep("projectile", {"angle": [10]}, measure=[])
 
 

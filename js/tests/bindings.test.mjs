@@ -1,4 +1,4 @@
-// Specification of js/bindings.js, the runtime of a bound page.
+// Specification of js/page/bindings.js, the runtime of a bound page.
 //
 // Each test installs the runtime into a fake window: a document whose querySelectorAll answers
 // from a table of fake controls (their `value` / `checked` setters on the prototype, as in a
@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import vm from "node:vm";
 
-import { BindingError, DEFAULT_EVENTS, ERRORS_KEY, READY_POLL_MS, REPORT_MS, firstNumber, installBindings } from "../bindings.js";
+import { BindingError, DEFAULT_EVENTS, ERRORS_KEY, READY_POLL_MS, REPORT_MS, firstNumber, installBindings } from "../page/bindings.js";
 
 /**
  * @param {() => boolean} predicate
@@ -164,8 +164,8 @@ function makePage({ elements = {}, api = true, onAction = true, readyState = "lo
 
 /**
  * A spec with defaults for what a test does not name.
- * @param {Partial<import("../bindings.js").BindingSpec>} parts
- * @returns {import("../bindings.js").BindingSpec}
+ * @param {Partial<import("../page/bindings.js").BindingSpec>} parts
+ * @returns {import("../page/bindings.js").BindingSpec}
  */
 function spec(parts) {
   return { params: [], observables: [], actions: [], ready: { load: true }, ...parts };

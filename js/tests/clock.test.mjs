@@ -1,4 +1,4 @@
-// Specification of js/clock.js, the virtual clock of headless target pages.
+// Specification of js/page/clock.js, the virtual clock of headless target pages.
 //
 // The first groups drive the clock itself (VirtualClock: timers, frames, dates, random numbers);
 // then installClock on a fake framed window (a listener list that honours
@@ -21,7 +21,7 @@ import {
   installClock,
   seededRandom,
   virtualDate,
-} from "../clock.js";
+} from "../page/clock.js";
 import { PARENT_SOURCE, TARGET_SOURCE } from "../protocol.js";
 
 const NONCE = "0123456789abcdef0123456789abcdef";

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { installTargetApi } from "../target_api.js";
-import { Relay } from "../relay.js";
+import { installTargetApi } from "../page/target_api.js";
+import { Relay } from "../host/relay.js";
 
 /** A small seeded PRNG (mulberry32), so a failure can be replayed from its seed. */
 function rng(seed) {

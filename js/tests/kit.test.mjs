@@ -1,4 +1,4 @@
-// Specification of js/kit.js, the target kit (docs/writing-targets.md, "The target kit").
+// Specification of js/page/kit.js, the target kit (docs/writing-targets.md, "The target kit").
 //
 // The helpers that need no page are tested as they are; the rest through createKit on a
 // fake window (just what the kit touches: a head, a body's dataset, matchMedia, computed
@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import vm from "node:vm";
 
-import { KIT_CSS, alpha, createKit, fixedStep, fmt, params, random, round, ticks } from "../kit.js";
+import { KIT_CSS, alpha, createKit, fixedStep, fmt, params, random, round, ticks } from "../page/kit.js";
 
 /** The members of window.Kit: the API the pages used when each carried a copy, plus run, stage and target. */
 const KIT_API = [

@@ -49,10 +49,14 @@ describe("constants", () => {
       "TARGET_SOURCE",
       "VIEW_SOURCE",
       "actMessage",
+      "advanceResultMessage",
+      "advanceSamplesMessage",
       "approvalMessage",
       "attachedEvent",
       "cancelMessage",
       "chatMessage",
+      "clockAdvanceMessage",
+      "clockHaltMessage",
       "copyCodeMessage",
       "detachedEvent",
       "errorEvent",
@@ -65,14 +69,19 @@ describe("constants", () => {
       "isKernelRequest",
       "isParentMessage",
       "isTargetMessage",
+      "kernelRequest",
       "makeNonce",
+      "parentMessage",
       "readyEvent",
       "replyMessage",
+      "sandboxMessage",
       "setMessage",
       "skipWaitMessage",
       "stateEvent",
+      "targetMessage",
       "unwrapValue",
       "unwrapValues",
+      "viewOpsMessage",
       "visibilityEvent",
     ]);
   });
@@ -358,5 +367,63 @@ describe("errorText", () => {
   test("does not split a surrogate pair at the cut", () => {
     const text = errorText("a".repeat(MAX_ERROR_TEXT - 1) + "😀😀");
     assert.equal(text, "a".repeat(MAX_ERROR_TEXT - 1));
+  });
+});
+
+// The messages outside section 1, which the schema does not cover: each builder makes exactly the
+// message docs/protocol.md writes (sections 2 and 4), with an optional key absent when not given.
+describe("the builders of sections 2 and 4", () => {
+  test("parentMessage: no nonce, and id and payload only where given", () => {
+    assert.deepEqual(protocol.parentMessage("apply", { a: 1 }), { source: PARENT_SOURCE, type: "apply", payload: { a: 1 } });
+    assert.deepEqual(protocol.parentMessage("state", undefined, "r1"), { source: PARENT_SOURCE, type: "state", id: "r1" });
+    const action = protocol.parentMessage("action", { name: "go" }, "r2");
+    assert.deepEqual(action, { source: PARENT_SOURCE, type: "action", id: "r2", payload: { name: "go" } });
+    assert.ok(isParentMessage(action, NONCE));
+    assert.ok(!("id" in protocol.parentMessage("apply", {})) && !("nonce" in action));
+  });
+
+  test("targetMessage: source and nonce around the body, id only where given", () => {
+    const state = protocol.targetMessage(NONCE, { type: "state", payload: { x: 1 } }, "r1");
+    assert.deepEqual(state, { source: TARGET_SOURCE, nonce: NONCE, type: "state", payload: { x: 1 }, id: "r1" });
+    assert.ok(isTargetMessage(state, NONCE));
+    const ready = protocol.targetMessage(NONCE, { type: "ready", load: "l" });
+    assert.deepEqual(ready, { source: TARGET_SOURCE, nonce: NONCE, type: "ready", load: "l" });
+    assert.ok(!("id" in ready));
+  });
+
+  test("the clock's advance and halt carry no nonce", () => {
+    assert.deepEqual(protocol.clockAdvanceMessage({ ms: 1000, more: true }), {
+      source: PARENT_SOURCE,
+      type: "advance",
+      payload: { ms: 1000, more: true },
+    });
+    assert.deepEqual(protocol.clockAdvanceMessage({ ms: 16, more: false, token: "7" }).payload, { ms: 16, more: false, token: "7" });
+    assert.deepEqual(protocol.clockHaltMessage(), { source: PARENT_SOURCE, type: "halt" });
+  });
+
+  test("the sandbox frame's messages: the view's ops and the frame's reports", () => {
+    assert.deepEqual(protocol.viewOpsMessage(NONCE, [{ op: "values", values: {} }]), {
+      source: protocol.VIEW_SOURCE,
+      nonce: NONCE,
+      ops: [{ op: "values", values: {} }],
+    });
+    assert.deepEqual(protocol.sandboxMessage(NONCE, { stopped: "why" }), { source: protocol.SANDBOX_SOURCE, nonce: NONCE, stopped: "why" });
+  });
+
+  test("kernelRequest: a request the kernel would send, payload {} by default", () => {
+    const request = protocol.kernelRequest("r1", "state");
+    assert.deepEqual(request, { kind: "request", id: "r1", op: "state", payload: {} });
+    assert.ok(isKernelRequest(request));
+  });
+
+  test("the host page's answers to the engine: _advance and _samples", () => {
+    const ok = { ok: /** @type {const} */ (true), states: [{ x: 1 }], samples: 2 };
+    assert.deepEqual(protocol.advanceResultMessage("h-1", "a1", ok), { kind: "_advance", view_id: "h-1", token: "a1", result: ok });
+    assert.deepEqual(protocol.advanceSamplesMessage("h-1", "a1", [{ x: 0 }]), {
+      kind: "_samples",
+      view_id: "h-1",
+      token: "a1",
+      states: [{ x: 0 }],
+    });
   });
 });

@@ -9,7 +9,7 @@ import { describe, test } from "node:test";
 import Ajv2020 from "ajv/dist/2020.js";
 
 import * as protocol from "../protocol.js";
-import { Relay } from "../relay.js";
+import { Relay } from "../host/relay.js";
 
 const root = new URL("../../", import.meta.url);
 const schema = JSON.parse(readFileSync(new URL("docs/protocol.schema.json", root), "utf8"));

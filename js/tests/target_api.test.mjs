@@ -1,4 +1,4 @@
-// Specification of js/target_api.js (docs/protocol.md section 2, "The target's API").
+// Specification of js/page/target_api.js (docs/protocol.md section 2, "The target's API").
 //
 // Each test installs the real target API into a fake framed window: an object with
 // `name` (the nonce), `parent` (whose postMessage records what the target API
@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import vm from "node:vm";
 
-import { installTargetApi } from "../target_api.js";
+import { installTargetApi } from "../page/target_api.js";
 import { MAX_BUFFERED, MAX_ERROR_TEXT, PARENT_SOURCE, TARGET_SOURCE, isTargetMessage } from "../protocol.js";
 
 const NONCE = "0123456789abcdef0123456789abcdef";

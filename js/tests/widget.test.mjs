@@ -1,7 +1,7 @@
 // The view's relay (queue before ready, flush in order, first-reply bookkeeping) and panel helpers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Relay, boundState, jsonDepth, MAX_STATE_CHARS, MAX_STATE_DEPTH, MAX_TARGET_MESSAGES_PER_S } from "../relay.js";
+import { Relay, boundState, jsonDepth, MAX_STATE_CHARS, MAX_STATE_DEPTH, MAX_TARGET_MESSAGES_PER_S } from "../host/relay.js";
 import {
   OBSERVABLE_WINDOW_MS,
   SAMPLE_SLOT_MS,
@@ -18,7 +18,7 @@ import {
   readObservable,
   sparklinePoints,
   stepFor,
-} from "../panel.js";
+} from "../view/panel.js";
 
 function setup() {
   const toKernel = [];

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import itertools
 import os
 import queue
@@ -14,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import _twins
 from ..core._audit import call_source, current_source
 from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
 from . import _skills
@@ -23,7 +23,8 @@ from ._skills import Skill
 
 if TYPE_CHECKING:
     from ..widget import TargetWidget
-    from ._runtime import Runtime, ToolCallRecord
+    from ._run_state import ToolCallRecord
+    from ._runtime import Runtime
 
 JOIN_SLICE_S = 0.1
 _IDS = itertools.count(1)
@@ -186,28 +187,9 @@ class Agent:
         """
         if not blocking_wait_hears(self.sim):
             raise RuntimeError(cannot_hear_in_cell("agent.ask()", "`await agent.aask(...)`"))
-        box: list[AgentResult | BaseException] = []
-        context = contextvars.copy_context()  # threads start with an empty one: the call source goes along
-
-        def work() -> None:
-            try:
-                box.append(asyncio.run(self.aask(text, on_event=on_event)))
-            except BaseException as exc:  # handed to the caller's thread
-                box.append(exc)
-
-        worker = threading.Thread(target=context.run, args=(work,), name="splitbrain-agent", daemon=True)
-        worker.start()
-        try:
-            while worker.is_alive():
-                worker.join(JOIN_SLICE_S)
-        except KeyboardInterrupt:
-            self.cancel()
-            worker.join(30)
-            raise
-        outcome = box[0]
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
+        return _twins.blocking(
+            lambda: self.aask(text, on_event=on_event), name="splitbrain-agent", on_interrupt=self.cancel
+        )
 
     def events(self, text: str) -> Iterator[AgentEvent]:
         """Run ``text`` and yield events as they happen (text deltas, tool calls, retry waits, fallback, done)."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..chat._controller import policy_for
-from ..manifest._model import ParameterError
+from ..core._approval import policy_for
+from ..manifest import ParameterError
 from ..protocol import ToolResult
 from ._tools import BY_NAME
 

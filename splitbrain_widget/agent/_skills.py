@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 if TYPE_CHECKING:
-    from ..manifest._model import Manifest
+    from ..manifest import Manifest
     from ..manifest.registry import Target
 
 log = logging.getLogger("splitbrain_widget")
@@ -283,7 +283,7 @@ class SkillBook:
 
 def confirm_paths(skill: Skill, manifest: Manifest) -> list[str]:
     """``confirm_before`` as dotted paths of ``manifest`` (a leaf name resolves as the planner's do)."""
-    from ..manifest._model import ParameterError
+    from ..manifest import ParameterError
 
     paths = []
     for name in skill.confirm_before:

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..manifest._model import Manifest, Parameter
+from ..manifest import Manifest, Parameter
 from ..protocol import ToolResult
 from ._skills import SKILL_NOTE, Skill
 

@@ -8,34 +8,35 @@ drivers, the only code that waits (like httpx's auth flows: the flow yields, the
 
 The operations know the widget only through :class:`Session`, the few things they read and write
 of its traits; the views only through the bridge (replies, views, state) and a
-:class:`~splitbrain_widget._host.ViewHost` (sending). Nothing here imports the widget.
+:class:`~splitbrain_widget.core._seam.Host` (sending). Nothing here imports the widget or a host.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import difflib
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
-from ..manifest._model import Manifest, ParameterError
+from ..manifest import Manifest, ParameterError
 from ..manifest.registry import Target, TargetError, list_targets, load_target
-from ..protocol import PROTOCOL_VERSION, ChangedValue, ErrorInfo, Op, ToolResult, request
+from ..protocol import ERROR_CODES, PROTOCOL_VERSION, ChangedValue, ErrorCode, ErrorInfo, Op, ToolResult, request
 from . import _kernel_tap
 from ._audit import AuditEntry, AuditLog, current_source
 from ._bridge import Bridge, PendingRequest
 from ._call_line import BLOCKING_CALL, CallLine, turn_key
 from ._pacing import PACER, Ticket
-from ._seam import ViewHost, answers_reach_caller
+from ._seam import Host, ViewHost, answers_reach_caller, as_host
 from ._secrets import redact
 from ._wait import Operation, Wait
 
-if TYPE_CHECKING:
-    from ..headless import HeadlessFallback
+T = TypeVar("T")
+Summary = Callable[[T], ToolResult]  # what an audited feature call did, as a tool result
 
 NO_VIEW_MESSAGE = "no view of the widget is displayed; the change is kept and applies when the widget is displayed"
 NOT_KEPT = ("target_error", "cancelled")  # the page gave the change back, or the call was taken back
@@ -83,9 +84,9 @@ class Operations:
         session: the widget's traits, as the operations need them.
         bridge: pending requests and live views.
         line: the line of calls waiting for a view.
-        host: where requests go (the comm's views; a headless page or a fake view replace it).
+        host: where requests go, behind the seam (``_seam.Host``: the comm's views, a headless page,
+            the headless page a widget falls back on while no view is displayed, a fake view).
         timeout: the default deadline of one call, in seconds.
-        fallback: the headless page that answers while no notebook view is displayed, if any.
     """
 
     def __init__(
@@ -93,18 +94,26 @@ class Operations:
         session: Session,
         bridge: Bridge,
         line: CallLine,
-        host: ViewHost,
+        host: ViewHost | Host,
         *,
         timeout: float,
-        fallback: HeadlessFallback | None = None,
     ) -> None:
         self._session = session
         self.bridge = bridge
         self._line = line
         self.host = host
         self.timeout = timeout
-        self.fallback = fallback
         self.audit = AuditLog()
+
+    @property
+    def host(self) -> ViewHost | Host:
+        """Where requests go, as it was given (a plain ``ViewHost`` gets the seam's defaults: ``seam``)."""
+        return self._host
+
+    @host.setter
+    def host(self, host: ViewHost | Host) -> None:
+        self._host = host
+        self.seam = as_host(host)
 
     # -- operations (one implementation for both drivers) -------------------------------------
 
@@ -217,21 +226,17 @@ class Operations:
                 self._session.commit(commit, defer_echo=defer_echo)
 
         base: dict[str, Any] = {"op": op, "target": self._session.target.id, "changed": changed or {}}
-        fallback = self.fallback
-        if fallback is not None and not self.bridge.live_views() and not self._line.notebook_view_expected():
-            fallback.start()  # a headless page, unless one is on its way; it calls expect_view
+        self.seam.before_call(views=bool(self.bridge.live_views()), view_expected=self._line.notebook_view_expected())
         turn = self._line.take_turn()
         try:
-            if turn is not None:
-                lost = fallback.lost if fallback is not None else lambda: False
-                if not (yield from self._line.wait_turn(turn, deadline, lost, write_values)):
-                    return ToolResult.failure(
-                        "timeout",
-                        f"{op} was still queued behind earlier calls waiting for the view to attach when its "
-                        f"{deadline_s:g} s deadline passed; it was not sent and nothing changed",
-                        applied=False,
-                        **base,
-                    )
+            if turn is not None and not (yield from self._line.wait_turn(turn, deadline, self.seam.lost, write_values)):
+                return ToolResult.failure(
+                    "timeout",
+                    f"{op} was still queued behind earlier calls waiting for the view to attach when its "
+                    f"{deadline_s:g} s deadline passed; it was not sent and nothing changed",
+                    applied=False,
+                    **base,
+                )
             if not self.bridge.live_views():
                 write_values()
                 return self._not_delivered(op, needs_view, base)
@@ -243,9 +248,7 @@ class Operations:
                     write_values(defer_echo=True)
                     if pending.settled:  # e.g. the last view closed while this waited for its turn: kept
                         return
-                    message = request(pending.id, op, payload)
-                    if fallback is None or not fallback.send_request(message):  # one home per call
-                        self.host.send_request(message)
+                    self.seam.send_request(request(pending.id, op, payload))  # the host of now
 
             finished = submitted = False
             stuck = "queued"  # where the call is: for the message of a timeout
@@ -284,8 +287,7 @@ class Operations:
                 cancelled = None if finished else ErrorInfo(code="cancelled", message=f"{op} was cancelled")
                 self.bridge.close_request(pending, cancelled)
                 self._session.after_calls()  # the last call of a burst updates the state; meanwhile it is throttled
-                if fallback is not None:
-                    fallback.call_settled(pending.id)  # a notebook view took over: the page may close now
+                self.seam.call_settled(pending.id)
             refused = pending.reply is not None and pending.reply.error is not None
             if refused and commit and pending.reply.error.code == "target_error":  # type: ignore[union-attr]
                 self._restore(commit, previous)
@@ -307,11 +309,10 @@ class Operations:
                 kept=change,
                 **base,
             )
-        if self.fallback is not None:
-            why = self.fallback.not_delivered(change)
-            if why is not None:
-                code, message, hint = why
-                return ToolResult.failure(code, message, hint=hint, applied=False, kept=change, **base)
+        why = self.seam.not_delivered(change)
+        if why is not None:
+            code, message, hint = why
+            return ToolResult.failure(code, message, hint=hint, applied=False, kept=change, **base)
         if op == "action":
             return ToolResult.failure(
                 "no_view",
@@ -445,10 +446,7 @@ class Operations:
     # -- calls whose answer comes after the cell (docs/protocol.md section 3, ``deferred``) ------
 
     def _answers_reach(self, *, awaiting: bool) -> bool:
-        fallback = self.fallback
-        return answers_reach_caller(
-            self.host, headless_page=fallback is not None and fallback.runs_calls(), awaiting=awaiting
-        )
+        return answers_reach_caller(self.seam, awaiting=awaiting)
 
     def _finish_after_cell(self, operation: Operation, step: Wait, started: float) -> bool:
         """Hand the rest of ``operation`` to the kernel's main loop, which runs it once the cell ends.
@@ -568,6 +566,39 @@ class Operations:
         )
         return result
 
+    def audited(self, name: str, arguments: dict[str, Any], run: Callable[[], T], summary: Summary[T]) -> T:
+        """Run a feature's blocking twin (``seek``, ``advance``, ``record``) and audit it as the tools
+        are: one entry, from ``summary(outcome)``, a failure, or ``cancelled`` on Ctrl-C."""
+        started = time.monotonic()
+        try:
+            outcome = run()
+        except KeyboardInterrupt:
+            self.record(name, arguments, cancelled_result(name), started)
+            raise
+        except Exception as exc:
+            self.record(name, arguments, failure_of(exc), started)
+            raise
+        return self._recorded(name, arguments, outcome, summary, started)
+
+    async def aaudited(
+        self, name: str, arguments: dict[str, Any], run: Callable[[], Awaitable[T]], summary: Summary[T]
+    ) -> T:
+        """:meth:`audited` for the awaitable twin: the same entry, ``cancelled`` when the task is."""
+        started = time.monotonic()
+        try:
+            outcome = await run()
+        except asyncio.CancelledError:
+            self.record(name, arguments, cancelled_result(name), started)
+            raise
+        except Exception as exc:
+            self.record(name, arguments, failure_of(exc), started)
+            raise
+        return self._recorded(name, arguments, outcome, summary, started)
+
+    def _recorded(self, name: str, arguments: dict[str, Any], outcome: T, summary: Summary[T], started: float) -> T:
+        entry = self.record(name, arguments, summary(outcome), started)
+        return cast("T", entry) if isinstance(outcome, ToolResult) else outcome
+
     def _left(self, name: str, arguments: dict[str, Any], result: ToolResult) -> dict[str, Any]:
         """What a call left in the kernel's ``values``, dotted path -> value: a set's or seek's
         ``changed`` (a change kept for a page to come counts: the values hold it), a reset's defaults,
@@ -624,3 +655,12 @@ def _changes_values(op: Op) -> bool:
 
 def cancelled_result(name: str) -> ToolResult:
     return ToolResult.failure("cancelled", f"{name} was interrupted before the target answered")
+
+
+def failure_of(exc: Exception) -> ToolResult:
+    """An exception a feature raised, as the audit records it: its protocol code where it has one
+    (a :class:`~splitbrain_widget.headless.HeadlessError`), ``invalid_value`` for a bad argument."""
+    code = getattr(exc, "code", None)
+    if code not in ERROR_CODES:
+        code = "invalid_value" if isinstance(exc, (ValueError, TypeError)) else "internal_error"
+    return ToolResult.failure(cast("ErrorCode", code), str(exc) or type(exc).__name__)

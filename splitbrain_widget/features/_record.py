@@ -23,8 +23,6 @@ from __future__ import annotations
 import asyncio
 import bisect
 import collections
-import concurrent.futures
-import contextlib
 import math
 import numbers
 import threading
@@ -32,10 +30,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._bounds import MAX_TEXT, measure
+from ..core import _twins
 from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
-from ..manifest._model import Manifest
-from ._seek import PAGE_HIDDEN, _read
+from ..manifest import Manifest
+from . import _observables
+from ._seek import PAGE_HIDDEN
 
 if TYPE_CHECKING:
     import pandas
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["arecord", "record"]
 
 MAX_ROWS = 100_000
-MAX_CELL_VALUES = 100  # values of one observable in one row (a list); a bigger one is recorded as None
 BATCH_S = 10.0  # simulated seconds per sampled advance of a headless recording
 BATCH_ROWS = 1_000  # and at most this many rows (steps) each: a cancel waits for two batches at most
 IN_FLIGHT = 2  # batches queued on a headless page (the page starts the next as it ends one)
@@ -109,7 +107,7 @@ def record(
             f"every: record({_num(seconds_f)}, every={_num(every_f)}) would make {rows:,} rows, more than "
             f"the {MAX_ROWS:,} a recording takes: raise every, or record fewer seconds"
         )
-    names = _names(observables, sim.schema)
+    names = _observables.names(observables, sim.schema)
     if not sim.can_advance:
         if not blocking_wait_hears(sim):
             raise RuntimeError(cannot_hear_in_cell("record()", "`df = await sim.arecord(...)`"))
@@ -131,18 +129,9 @@ async def arecord(
     """:func:`record` for asyncio code: the same engine on a worker thread. Cancelled, it stops before
     its next batch of steps (the batches in flight end first) and the cancellation is raised once it
     has."""
-    stop = threading.Event()
-    task = asyncio.ensure_future(
-        asyncio.to_thread(record, sim, seconds, every=every, observables=observables, cancelled=stop.is_set)
+    return await _twins.awaiting(
+        lambda cancelled: record(sim, seconds, every=every, observables=observables, cancelled=cancelled)
     )
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        stop.set()
-        while not task.done():
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait({task})
-        raise
 
 
 # -- arguments ------------------------------------------------------------------------------------
@@ -152,36 +141,6 @@ def _positive(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name}: expected a finite number of seconds > 0, got {value!r}")
     return float(value)
-
-
-def _names(observables: Any, manifest: Manifest) -> list[str] | None:
-    """The observables asked for, in order and once each; None for the default."""
-    if observables is None:
-        return None
-    if isinstance(observables, str):
-        names = [observables]
-    elif isinstance(observables, Iterable):
-        names = list(dict.fromkeys(observables))
-    else:
-        raise TypeError(f"observables: expected a name or several, got {type(observables).__name__}")
-    declared = list(manifest.observables)
-    listed = ", ".join(declared) or "none"
-    if not names:
-        raise ValueError(f"observables: expected at least one name (the observables of {manifest.id}: {listed})")
-    for name in names:
-        if not isinstance(name, str):
-            raise TypeError(f"observables: expected observable names (strings), got {name!r}")
-    unknown = [name for name in names if declared and name not in declared]
-    if unknown:
-        import difflib
-
-        close = difflib.get_close_matches(unknown[0], declared, n=2, cutoff=0.5)
-        hint = f"did you mean {' or '.join(close)}? " if close else ""
-        raise ValueError(
-            f"observables: {manifest.id} declares no {', '.join(repr(name) for name in unknown)} "
-            f"({hint}its observables: {listed})"
-        )
-    return names
 
 
 # -- the two ways of recording --------------------------------------------------------------------
@@ -212,17 +171,10 @@ def _advance_steps(sim: TargetWidget, rows: int, every: float, cancelled: Callab
     def stopped() -> bool:
         return stop.is_set() or cancelled()
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_pipeline(sim, rows, every, stopped))
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="splitbrain-record") as pool:
-        future = pool.submit(lambda: asyncio.run(_pipeline(sim, rows, every, stopped)))
-        try:
-            return future.result()
-        except BaseException:
-            stop.set()  # Ctrl-C: no new batch starts, the ones in flight end (the pool waits for that)
-            raise
+    # Ctrl-C: no new batch starts, the ones in flight end
+    return _twins.blocking(
+        lambda: _pipeline(sim, rows, every, stopped), name="splitbrain-record", on_interrupt=stop.set
+    )
 
 
 async def _pipeline(sim: TargetWidget, rows: int, every: float, stopped: Callable[[], bool]) -> list[dict[str, Any]]:
@@ -231,6 +183,11 @@ async def _pipeline(sim: TargetWidget, rows: int, every: float, stopped: Callabl
     from ..hosts._headless_engine import HeadlessError
 
     per_batch = max(1, min(BATCH_ROWS, math.floor(BATCH_S / every + 1e-9)))
+    declared = sim.schema.observables
+
+    def keep(state: dict[str, Any]) -> dict[str, Any]:
+        return _observables.slim(state, declared)
+
     batches: collections.deque[tuple[int, asyncio.Task[list[dict[str, Any]]]]] = collections.deque()
     states: list[dict[str, Any]] = []
     queued = 0
@@ -239,7 +196,9 @@ async def _pipeline(sim: TargetWidget, rows: int, every: float, stopped: Callabl
             while queued < rows and len(batches) < IN_FLIGHT and not stopped():
                 n = min(per_batch, rows - queued)
                 # Started in this order (a task's first step runs in creation order): queued in order.
-                step = sim.aadvance(n * every, every=every, keep=lambda state: _slim(state, sim.schema.observables))
+                step = sim.aadvance(
+                    n * every, every=every, keep=lambda state: _observables.slim(state, sim.schema.observables)
+                )
                 batches.append((n, asyncio.ensure_future(step)))
                 queued += n
             if not batches:
@@ -263,30 +222,6 @@ async def _pipeline(sim: TargetWidget, rows: int, every: float, stopped: Callabl
     return states
 
 
-def _slim(state: Mapping[str, Any], declared: Mapping[str, Any]) -> dict[str, Any]:
-    """Only the declared observables of a page's state (where ``_read`` finds them), each a value a
-    table can hold (:func:`_cell`): so a long recording keeps only what it needs, whatever the page sends."""
-    kept = {name: _cell(state[name]) for name in declared if name in state}
-    for key in ("observables", "values", "params"):
-        inner = state.get(key)
-        if isinstance(inner, Mapping):
-            found = {name: _cell(inner[name]) for name in declared if name in inner and name not in kept}
-            if found:
-                kept[key] = found
-    return kept
-
-
-def _cell(value: Any) -> Any:
-    """``value`` if a recorded table keeps it: a number, a boolean, a string of at most
-    :data:`~splitbrain_widget._bounds.MAX_TEXT` characters, or a JSON value of at most MAX_CELL_VALUES
-    values (a short list); None for anything bigger."""
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    if isinstance(value, str):
-        return value if len(value) <= MAX_TEXT else None
-    return value if measure(value, max_nodes=MAX_CELL_VALUES)[1] <= MAX_CELL_VALUES else None
-
-
 def _watch(
     sim: TargetWidget, rows: int, every: float, cancelled: Callable[[], bool]
 ) -> tuple[list[dict[str, Any] | None], int]:
@@ -308,7 +243,7 @@ def _watch(
             latest = bridge.latest_state
             if isinstance(latest, dict):
                 times.append(time.monotonic() - start)
-                reports.append(_slim(latest, sim.schema.observables))
+                reports.append(_observables.slim(latest, sim.schema.observables))
         return cancelled() or bridge.page_visible() is False
 
     ended_early = bridge.wait_until(collect, start + rows * every)
@@ -346,9 +281,9 @@ def _frame(
     manifest = sim.schema
     if names is None:
         names = _default_names([state for state in states if state is not None], manifest)
-    units = {name: _unit(manifest, name) for name in names}
+    units = {name: _observables.unit(manifest, name) for name in names}
     columns = {
-        _column(name, units[name]): [None if state is None else _read(state, name)[1] for state in states]
+        _column(name, units[name]): [None if state is None else _observables.read(state, name)[1] for state in states]
         for name in names
     }
     index_name = INDEX_NAME if INDEX_NAME not in columns else f"recorded {INDEX_NAME}"
@@ -365,7 +300,7 @@ def _default_names(states: list[dict[str, Any]], manifest: Manifest) -> list[str
     every state key that is not a parameter, in the order first seen."""
     declared = list(manifest.observables)
     if declared:
-        return [name for name in declared if any(_read(state, name)[0] for state in states)]
+        return [name for name in declared if any(_observables.read(state, name)[0] for state in states)]
     seen: dict[str, None] = {}
     for state in states:
         for key in state:
@@ -376,11 +311,6 @@ def _default_names(states: list[dict[str, Any]], manifest: Manifest) -> list[str
             for key in inner:
                 seen.setdefault(str(key))
     return list(seen)
-
-
-def _unit(manifest: Manifest, name: str) -> str | None:
-    found = manifest.observables.get(name)
-    return found.unit if found is not None and found.unit else None
 
 
 def _column(name: str, unit: str | None) -> str:

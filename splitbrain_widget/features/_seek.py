@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypedDict
 
 from typing_extensions import Unpack
 
+from ..core import _twins
 from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
-from ..manifest._model import Manifest, Parameter, ParameterError
+from ..manifest import Manifest, Parameter, ParameterError
 from ..protocol import ERROR_CODES, ChangedValue, ErrorCode, ToolResult
+from . import _observables as observables
 
 if TYPE_CHECKING:
     from ..widget import TargetWidget
@@ -188,7 +190,7 @@ class _Search:
         if settle:  # a quantity that follows a change over time (a flock's mean speed): let it
             state = self.settled(settle, state)
             self.page_state = state
-        present, y = _read(state, self.observable)
+        present, y = observables.read(state, self.observable)
         if not present:
             raise _Failed("not_measured", self.unreported_text(state), self.observables_hint())
         if y is None:
@@ -249,7 +251,7 @@ class _Search:
                 raise _Failed(_code(exc.code), f"the page did not advance: {exc.message}") from None
             total, chunk = total + step, chunk * 2
             self.page_state = state
-            y = _read(state, self.observable)[1]
+            y = observables.read(state, self.observable)[1]
             if y is not None:
                 return y, state
         return None, state
@@ -267,7 +269,7 @@ class _Search:
                 return False
             if path in latest and not _same(latest[path], x):
                 return False  # a report from before the change (or a later one's)
-            return _read(latest, self.observable)[1] is not None
+            return observables.read(latest, self.observable)[1] is not None
 
         self.check_visible()
         left = self.remaining()
@@ -276,7 +278,7 @@ class _Search:
         self.check_visible()
         latest = bridge.latest_state
         if isinstance(latest, dict) and measured():
-            return _read(latest, self.observable)[1], dict(latest)
+            return observables.read(latest, self.observable)[1], dict(latest)
         return None, state
 
     def check_visible(self, why: str = "") -> None:
@@ -289,7 +291,7 @@ class _Search:
     # -- words ------------------------------------------------------------------------------------
 
     def unreported_text(self, state: Mapping[str, Any]) -> str:
-        reported = _reported(state, self.sim.schema)
+        reported = observables.reported(state, self.sim.schema)
         listed = ", ".join(reported[:20]) + (f" and {len(reported) - 20} more" if len(reported) > 20 else "")
         listed = listed or "none"
         return f"the page does not report {self.observable} (it reports: {listed})"
@@ -609,35 +611,22 @@ def _vary_or_default(manifest: Manifest, observable: str, vary: str | None) -> s
 
 
 async def aseek(sim: TargetWidget, observable: str, goal: float | str, **options: Unpack[SeekOptions]) -> ToolResult:
-    """:func:`seek` for asyncio code: the same engine on a worker thread. Cancelled, it stops
-    before its next try and puts the parameter back; by the time the ``CancelledError`` reaches
-    the caller the value is back (also when the seek had just finished: cancelled means undone)."""
-    import threading
-
-    stop = threading.Event()
+    """:func:`seek` for asyncio code: the same engine on a worker thread (:func:`~.._twins.awaiting`).
+    Cancelled, it stops before its next try and puts the parameter back; by the time the
+    ``CancelledError`` reaches the caller the value is back (also when the seek had just finished:
+    cancelled means undone)."""
     before = dict(sim.values)
-    task = asyncio.ensure_future(asyncio.to_thread(seek, sim, observable, goal, cancelled=stop.is_set, **options))
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        stop.set()  # the worker stops before its next try and puts the value back: wait for that
-        await _unshielded(task)
-        finished = task.result() if not task.cancelled() and task.exception() is None else None
-        if finished is not None and finished.ok:  # it ended before it saw the stop: undo it too
-            back = {
-                p: before[p] for p, c in finished.changed.items() if p in before and sim.values.get(p) == c["value"]
-            }
-            if back:
-                await _unshielded(asyncio.ensure_future(asyncio.to_thread(sim.set_parameters, back)))
-        raise
 
+    async def undo(finished: ToolResult) -> None:  # it ended before it saw the stop: undo it too
+        if not finished.ok:
+            return
+        back = {p: before[p] for p, c in finished.changed.items() if p in before and sim.values.get(p) == c["value"]}
+        if back:
+            await asyncio.to_thread(sim.set_parameters, back)
 
-async def _unshielded(task: asyncio.Future[Any]) -> None:
-    """Wait for ``task`` to end, whatever cancels the waiter meanwhile."""
-
-    while not task.done():
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait({task})
+    return await _twins.awaiting(
+        lambda cancelled: seek(sim, observable, goal, cancelled=cancelled, **options), undo=undo
+    )
 
 
 def _numeric_param(manifest: Manifest, vary: str) -> Parameter:
@@ -732,26 +721,6 @@ def _convert_goal(text: str, unit: str | None) -> tuple[float, str]:
 def _optimize() -> Any:
     """scipy.optimize, imported on first use (scipy ships no type hints)."""
     return importlib.import_module("scipy.optimize")
-
-
-def _read(state: Mapping[str, Any], name: str) -> tuple[bool, Any]:
-    """(reported?, value) of ``name`` in a state, at its top or under observables / values / params."""
-    if name in state:
-        return True, state[name]
-    for key in ("observables", "values", "params"):
-        inner = state.get(key)
-        if isinstance(inner, Mapping) and name in inner:
-            return True, inner[name]
-    return False, None
-
-
-def _reported(state: Mapping[str, Any], manifest: Manifest) -> list[str]:
-    """The names in a state that are not parameters: what the page reports."""
-    names = [k[:60] for k in state if k not in manifest.parameters and not k.startswith("_") and k != "observables"]
-    inner = state.get("observables")
-    if isinstance(inner, Mapping):
-        names += [k for k in inner if k not in names]
-    return names
 
 
 def _observable_unit(manifest: Manifest, name: str) -> str | None:

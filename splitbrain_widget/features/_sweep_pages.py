@@ -46,13 +46,16 @@ class Plan:
 
     ``target`` is what a page is opened with (a built-in target's id or a page path); ``base`` the
     values sent with every point besides its own (a widget's values that differ from the defaults);
-    ``measure`` the state keys kept, or None for every key that is not a parameter.
+    ``measure`` the state keys kept, or None for every key that is not a parameter; ``open_page``
+    opens one page, ``open_page(target, timeout=...)`` (the face passes
+    :class:`~splitbrain_widget.HeadlessTarget`: a class, so the plan still pickles by reference).
     """
 
     target: str
     measure: tuple[str, ...] | None
     advance: float | None
     pages: int
+    open_page: Callable[..., HeadlessTarget]
     base: dict[str, Any] = field(default_factory=dict)
 
 
@@ -69,8 +72,6 @@ class PagePool:
     """``plan.pages`` headless pages of one target, opened together and kept until :meth:`close`."""
 
     def __init__(self, plan: Plan) -> None:
-        from ..headless import HeadlessTarget
-
         self.target = plan.target
         self.size = plan.pages
         self.pages: list[HeadlessTarget] = []
@@ -78,7 +79,7 @@ class PagePool:
         try:
             for _ in range(plan.pages):
                 # The first call may wait this long for its page: Chromium may still be starting.
-                self.pages.append(HeadlessTarget(plan.target, timeout=START_TIMEOUT_S))
+                self.pages.append(plan.open_page(plan.target, timeout=START_TIMEOUT_S))
         except BaseException:
             self.close()
             raise

@@ -6,7 +6,7 @@ delivers callbacks while it is inside a call, so a private loop is what works al
 cell, a script and an async task. The browser starts on first use and closes at interpreter exit.
 
 Each :class:`HeadlessPage` gets a host page (``static/host_page.js``: the relay, the sandboxed iframe,
-the nonce checks and the message budget of the notebook view, ``js/frame.js``) holding one target.
+the nonce checks and the message budget of the notebook view, ``js/host/frame.js``) holding one target.
 Kernel -> view messages go in as batches of ops, one ``Runtime.evaluate`` per batch (consecutive
 sends ride together); view -> kernel messages come out through a CDP binding, batched per task.
 Host pages are reused when a HeadlessPage closes.
@@ -60,9 +60,9 @@ MAX_IDLE_PAGES = 4
 READY_WAIT_S = 15.0  # the relay's READY_TIMEOUT_MS: an advance waits this long for a loading page
 CLOSE_WAIT_S = 5.0
 EVALUATES_IN_FLIGHT = 2  # batches of ops sent before the first is answered (each answer is ~1 ms away)
-MAX_SAMPLES = 100_000  # states of one sampled advance (js/host.js MAX_SAMPLES)
-MAX_SAMPLE_CHARS = 64 << 20  # their JSON together, enforced by the host page (js/host.js MAX_SAMPLE_CHARS)
-# One hand-over of messages from the host page (js/host_page.js BATCH_CHARS, plus one message of at most
+MAX_SAMPLES = 100_000  # states of one sampled advance (js/host/host.js MAX_SAMPLES)
+MAX_SAMPLE_CHARS = 64 << 20  # their JSON together, enforced by the host page (js/host/host.js MAX_SAMPLE_CHARS)
+# One hand-over of messages from the host page (js/host/host_page.js BATCH_CHARS, plus one message of at most
 # about a MiB): a longer one is refused before it is parsed.
 MAX_HANDOVER_CHARS = 4 << 20
 # Wall seconds an advance gets for its simulated time when no timeout is given (beside the widget's
@@ -121,7 +121,7 @@ def _require_playwright() -> None:
 
 
 def _samples(ms: float, every_ms: float) -> int:
-    """The steps of a sampled advance: the last ends at ``ms``; at least one (js/host.js sampleCount)."""
+    """The steps of a sampled advance: the last ends at ``ms``; at least one (js/host/host.js sampleCount)."""
     return max(1, math.ceil(ms / every_ms - 1e-9))
 
 
@@ -393,7 +393,7 @@ class HeadlessPage:
     ``Math.random`` seeded by ``seed``, ``fps`` animation frames per virtual second, 60 by default:
     see :func:`registry.inject_clock`). An advance is as fast as the page's own frames: one that
     redraws everything each frame may skip drawing while ``window.__splitbrainClock.unseen`` is true
-    (a later frame of the same advance draws over it; js/clock.js). ``on_message`` gets every
+    (a later frame of the same advance draws over it; js/page/clock.js). ``on_message`` gets every
     view -> kernel message the relay produces (``attached``, ``ready``, replies, ``state`` and
     ``error`` events, ``detached``), in order, on the engine's thread. Every method may be called
     from any thread.
@@ -583,7 +583,7 @@ class HeadlessPage:
 
     @staticmethod
     async def _find_frame(page: Any, frame_name: str | None) -> Any:
-        """The target's frame (the iframe js/frame.js marks), or the host page's iframe named
+        """The target's frame (the iframe js/host/frame.js marks), or the host page's iframe named
         ``frame_name``; None while it is not there yet."""
         # By the iframe's attribute: a target page takes its window.name (the nonce), so Playwright's
         # frame names say nothing.

@@ -142,7 +142,7 @@ def network_allowed(url: str, sources: tuple[str, ...]) -> bool:
 
 
 def sandbox_html(csp: str | None = None) -> str:
-    """The notebook view's sandbox frame (js/sandbox.js), under the target's policy.
+    """The notebook view's sandbox frame (js/host/sandbox.js), under the target's policy.
 
     The frame stands between the notebook page and the target's iframe. A srcdoc frame inherits its
     parent's policy, and a frame's navigation is checked against its parent's policy, so the policy
@@ -205,7 +205,7 @@ def inject_clock(html: str, seed: int = 0, fps: float | None = None, *, warm_up:
     ``window`` run in the order they were added) and can hold what follows an ``advance``. A line
     after the target API seeds ``Math.random``: the target API draws its per-load id from it, which must
     differ between loads. A page that already has a clock is returned unchanged. ``warm_up``: the
-    clock runs by itself from the load event until the page is ready (see js/clock.js).
+    clock runs by itself from the load event until the page is ready (see js/page/clock.js).
     """
     if f"<script {CLOCK_ATTR}" in html:
         return html

@@ -1,4 +1,4 @@
-"""The glue of a bound page: generated from its manifest, run by ``js/bindings.js``.
+"""The glue of a bound page: generated from its manifest, run by ``js/page/bindings.js``.
 
 A bound manifest (:attr:`~splitbrain_widget.manifest.Manifest.bound`) steers a page that knows
 nothing of splitbrain. The registry puts two things into it:
@@ -25,7 +25,7 @@ from typing import Any
 
 from ._model import Manifest
 
-RUNTIME = "__splitbrainBindings"  # the runtime's global (js/bindings.js), the generated scripts' only callee
+RUNTIME = "__splitbrainBindings"  # the runtime's global (js/page/bindings.js), the generated scripts' only callee
 BINDINGS_ATTR = "data-splitbrain-bindings"  # marks every script this module generates
 
 

@@ -20,7 +20,8 @@ from functools import cache
 from pathlib import Path
 
 from . import _page_bindings as _bindings
-from ._model import Manifest, ManifestError
+from ._errors import ManifestError
+from ._model import Manifest
 from ._page import (
     _PACKAGE,
     CLOCK_ATTR,
@@ -118,7 +119,7 @@ class Target:
         """:attr:`html` plus the virtual clock (time stands still until advanced, Math.random seeded).
 
         A bound page's clock runs a frame at a time from the load event until the page is ready
-        (js/clock.js ``WARM_UP_MS``): its ready condition may wait for the page's own timers.
+        (js/page/clock.js ``WARM_UP_MS``): its ready condition may wait for the page's own timers.
         """
         return inject_clock(self.html, seed, fps, warm_up=self.manifest.bound)
 
@@ -133,7 +134,7 @@ class Target:
     def _head_parts(self) -> str:
         kit = ""
         if self.manifest.kit:
-            # The manifest's parameters beside the kit (js/kit.js manifestParams): the page keeps no copy.
+            # The manifest's parameters beside the kit (js/page/kit.js manifestParams): the page keeps no copy.
             spec = {
                 path: p.model_dump(
                     mode="json", include={"type", "value", "min", "max", "enum", "unit"}, exclude_none=True

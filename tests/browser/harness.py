@@ -629,7 +629,7 @@ class NotebookPage:
     ) -> Any:
         """Wait until view ``nth`` of cell ``cell`` has ``data-status`` in ``status``; return its locator.
 
-        The view (js/widget.js) sets ``data-status`` on its ``.splitbrain-view`` root: "loading",
+        The view (js/view/widget.js) sets ``data-status`` on its ``.splitbrain-view`` root: "loading",
         then "ready" when its target called ``SplitBrain.ready()``, or "error".
         """
         wanted = (status,) if isinstance(status, str) else status
@@ -646,7 +646,7 @@ class NotebookPage:
         return self.views(cell).nth(nth)
 
     def iframe(self, cell: int, nth: int = 0) -> Any:
-        """The view's own iframe: its sandbox frame (js/sandbox.js), which holds the target's iframe."""
+        """The view's own iframe: its sandbox frame (js/host/sandbox.js), which holds the target's iframe."""
         return self.views(cell).nth(nth).locator("iframe")
 
     def target_iframe(self, cell: int, nth: int = 0) -> Any:
@@ -719,7 +719,7 @@ def notebook_session(cells: list[str], app: str = "lab", name: str = "session.ip
             server.stop()
 
 
-TARGET_IFRAME = "iframe[data-splitbrain-target]"  # js/frame.js marks the target's iframe
+TARGET_IFRAME = "iframe[data-splitbrain-target]"  # js/host/frame.js marks the target's iframe
 
 
 @dataclass

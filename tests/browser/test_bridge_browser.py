@@ -269,7 +269,7 @@ def test_never_ready_target_gives_a_clear_error(open_notebook: Any, targets_dir:
     assert out.splitlines()[0] == "False not_ready True 5", out
     assert "did not signal ready" in out, out
 
-    # The view says so too, once its own ready timeout (15 s in js/widget.js) has passed.
+    # The view says so too, once its own ready timeout (15 s in js/view/widget.js) has passed.
     nb.wait_view(1, status="error", timeout=45)
     text = view.locator(".splitbrain-status").inner_text()
     assert "did not call SplitBrain.ready()" in text, text

@@ -20,7 +20,7 @@ from .test_chat_browser import SCREENSHOTS, open_chat
 pytestmark = pytest.mark.browser
 
 PENDULUM_CELL = "sim = sb.TargetWidget('pendulum', chat=True)\nsim"
-REDRAW_MS = 250  # js/panel.js OBSERVABLE_REDRAW_MS
+REDRAW_MS = 250  # js/view/panel.js OBSERVABLE_REDRAW_MS
 
 # A user target that reports its observables nested under "observables", one of them text.
 METER_HTML = """<!doctype html>

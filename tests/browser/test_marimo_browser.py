@@ -343,7 +343,7 @@ class MarimoNotebook:
         """The target page (a Playwright Frame) of ``variable``'s view."""
 
         def content_frame() -> Any:
-            # the view's sandbox frame holds the target's iframe (js/sandbox.js)
+            # the view's sandbox frame holds the target's iframe (js/host/sandbox.js)
             target = self.view(variable).locator("iframe").content_frame.locator(TARGET_IFRAME)
             handle = target.element_handle(timeout=5000)
             return handle.content_frame() if handle else None

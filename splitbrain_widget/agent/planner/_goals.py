@@ -23,8 +23,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core import _units
-from ...manifest._model import Manifest, Observable, Parameter
-from . import _plan as _planner
+from ...manifest import Manifest, Observable, Parameter
+from ._context import LABEL, PlannedCall, PlannerContext
+from ._format import aim_phrase, fmt, tidy
+from ._lexicon import (
+    AFTER_NUMBER,
+    BOUND,
+    FACTORS,
+    LESS_RE,
+    MORE_RE,
+    NEGATION,
+    Number,
+    core_words,
+    counted_param,
+    find_params,
+    mentions_of,
+    read_number,
+    word_tokens,
+)
 
 # What a word says the goal is about: words an observable's name or description uses for it, the
 # units it is measured in, and the parameter name that the word may mean instead ("as long as
@@ -127,22 +143,22 @@ def merge_vary(clauses: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
-def read(clause: str, raw: str, ctx: _planner.PlannerContext) -> Goal | str | None:
+def read(clause: str, raw: str, ctx: PlannerContext) -> Goal | str | None:
     """The goal the clause asks for, the reason it cannot be one, or None when it is no goal."""
     manifest = ctx.manifest
     clause, raw, vary_text = _split_vary(clause, raw, manifest)
-    if _planner._NEGATION.search(clause):
+    if NEGATION.search(clause):
         return None
-    number = _planner._read_number(clause, raw, manifest)
+    number = read_number(clause, raw, manifest)
     unit_span = (number.unit_start, number.end) if number and number.unit else None
-    counts = number is not None and _planner._counted(number, manifest) is not None
-    if counts and not _named_observables(clause, manifest, unit_span):
+    counts = number is not None and counted_param(number, manifest) is not None
+    if counts and not named_observables(clause, manifest, unit_span):
         return None  # "put 300 boids in the sky": the number of boids, a set
     if number is None:
         quality = _quality(clause, manifest, unit_span)
         if quality is not None:
             return quality if isinstance(quality, str) else _with_vary(quality, vary_text, clause, manifest)
-    named = _named_observables(clause, manifest, unit_span)
+    named = named_observables(clause, manifest, unit_span)
     worded = _worded(clause, manifest, number)
     if worded is not None and number is not None:  # "a path difference of one wavelength"
         named, number = [worded], dataclasses.replace(number, word=None)
@@ -159,7 +175,7 @@ def read(clause: str, raw: str, ctx: _planner.PlannerContext) -> Goal | str | No
         return None
     if extreme is None and number is None:
         return None  # "show the range": not a goal
-    if number is not None and _planner._BOUND.search(rest[: number.start]):  # "the range above 50 m"
+    if number is not None and BOUND.search(rest[: number.start]):  # "the range above 50 m"
         what = f" on {named[0][0].name}" if len(named) == 1 else ""
         return f'"{clause}": I do not seek a strict bound{what}; say "at least" or "at most" a value, or a value.'
     if _is_relative(rest, number):
@@ -190,7 +206,7 @@ def _with_vary(goal: Goal | str, vary_text: str, clause: str, manifest: Manifest
     return dataclasses.replace(goal, vary=vary.path if vary else None)
 
 
-def restates(clause: str, goal: Goal, ctx: _planner.PlannerContext) -> bool:
+def restates(clause: str, goal: Goal, ctx: PlannerContext) -> bool:
     """Whether a clause that maps to nothing only says in words what the goal is ("make the whole flock
     fly in nearly the same direction" beside "a polarization of at least 0.95").
 
@@ -198,14 +214,14 @@ def restates(clause: str, goal: Goal, ctx: _planner.PlannerContext) -> bool:
     and description: two at least, more than any other observable's) and filler.
     """
     manifest = ctx.manifest
-    if _planner._read_number(clause, clause, manifest) or _planner._find_params(clause, manifest):
+    if read_number(clause, clause, manifest) or find_params(clause, manifest):
         return False
-    if _planner._NEGATION.search(clause) or _planner._MORE_RE.search(clause) or _planner._LESS_RE.search(clause):
+    if NEGATION.search(clause) or MORE_RE.search(clause) or LESS_RE.search(clause):
         return False
-    words = set(_planner._tokens(clause)) - _RESTATE_FILLER
+    words = set(word_tokens(clause)) - _RESTATE_FILLER
 
     def shared(obs: Observable, name: str) -> set[str]:
-        return words & set(_planner._tokens(f"{name.replace('_', ' ')} {obs.description or ''}".lower()))
+        return words & set(word_tokens(f"{name.replace('_', ' ')} {obs.description or ''}".lower()))
 
     mine = shared(manifest.observables[goal.observable], goal.observable)
     others = [len(shared(o, n)) for n, o in manifest.observables.items() if n != goal.observable]
@@ -213,8 +229,8 @@ def restates(clause: str, goal: Goal, ctx: _planner.PlannerContext) -> bool:
 
 
 def resolve(
-    goal: Goal, values: Mapping[str, Any], ctx: _planner.PlannerContext, kept: Sequence[str] = ()
-) -> _planner.PlannedCall | Ask | str:
+    goal: Goal, values: Mapping[str, Any], ctx: PlannerContext, kept: Sequence[str] = ()
+) -> PlannedCall | Ask | str:
     """The seek call for the goal, given the values the same request sets and the parameters it keeps;
     or a question, or a refusal."""
     manifest = ctx.manifest
@@ -235,7 +251,7 @@ def resolve(
     args: dict[str, Any] = {"observable": goal.observable, "goal": goal.goal, "vary": vary}
     if goal.tol is not None:
         args["tol"] = goal.tol
-    return _planner.PlannedCall("seek", args)
+    return PlannedCall("seek", args)
 
 
 def _among(goal: Goal, depends: Sequence[str], taken: set[str], manifest: Manifest) -> Ask | str:
@@ -246,8 +262,8 @@ def _among(goal: Goal, depends: Sequence[str], taken: set[str], manifest: Manife
         return f"the request sets or keeps {group} itself; I have none of them left to vary."
     if not depends:  # the manifest does not say what moves the observable: ask which
         return Ask(
-            f"{_planner.LABEL}: Which parameter should I change to "
-            f"{_aim(goal.observable, goal.goal, manifest, goal.aim)}? I can vary {', '.join(free)}."
+            f"{LABEL}: Which parameter should I change to "
+            f"{aim_phrase(goal.observable, goal.goal, manifest, goal.aim)}? I can vary {', '.join(free)}."
         )
     return (
         f"{goal.observable} depends on {', '.join(depends)} (as its manifest declares), not on {group}; "
@@ -265,7 +281,7 @@ def _split_vary(clause: str, raw: str, manifest: Manifest) -> tuple[str, str, st
     period to 3 s" does not).
     """
     before = _VARY_BEFORE.match(clause)
-    if before and (_planner._find_params(before.group("what"), manifest) or _group(before.group("what"), manifest)):
+    if before and (find_params(before.group("what"), manifest) or _group(before.group("what"), manifest)):
         start = before.start("rest")
         return clause[start:], raw[start:], before.group("what")
     after = _VARY_AFTER.search(clause)
@@ -282,7 +298,7 @@ def _quality(clause: str, manifest: Manifest, unit_span: tuple[int, int] | None)
         observable = next((o for n, o in manifest.observables.items() if name in n.lower().split("_")), None)
         if observable is None:
             continue
-        if _planner._mentions(clause, manifest, unit_span):
+        if mentions_of(clause, manifest, unit_span):
             return None  # a parameter is named: "make the speed circular" is about no orbit
         if relation == ">=":
             return _bounded(Goal(observable.name, value, None), relation, observable, meaning)
@@ -292,16 +308,16 @@ def _quality(clause: str, manifest: Manifest, unit_span: tuple[int, int] | None)
     return None
 
 
-def _worded(clause: str, manifest: Manifest, number: _planner._Number | None) -> tuple[Observable, int, int] | None:
+def _worded(clause: str, manifest: Manifest, number: Number | None) -> tuple[Observable, int, int] | None:
     """The observable a clause names with its number's word as the unit: "a path difference of one
     wavelength" is path_difference_wavelengths (the name's last words are that word)."""
     if number is None or number.word is None:
         return None
-    word = _planner._tokens(number.word)
+    word = word_tokens(number.word)
     for name, obs in manifest.observables.items():
         parts = name.lower().split("_")
         for k in range(1, len(parts)):
-            if _planner._tokens(" ".join(parts[k:])) != word:
+            if word_tokens(" ".join(parts[k:])) != word:
                 continue
             head = " ".join(parts[:k])
             found = list(re.finditer(rf"(?<![\w.']){re.escape(head)}(?![\w'])", clause[: number.start]))
@@ -320,13 +336,13 @@ def _reached_noun(
     reach = _REACH.search(clause)
     if reach is None:
         return None
-    for _, start, end in sorted(_planner._mentions(clause, manifest, unit_span), key=lambda m: m[1]):
+    for _, start, end in sorted(mentions_of(clause, manifest, unit_span), key=lambda m: m[1]):
         if start >= reach.end() and clause[start:end] in _MEASURE_NOUNS:
             return _MEASURE_NOUNS[clause[start:end]], (start, end)
     return None
 
 
-def _bound(rest: str, number: _planner._Number | None) -> tuple[str | None, str]:
+def _bound(rest: str, number: Number | None) -> tuple[str | None, str]:
     """An inclusive bound ("at least 0.95", "50 m or more"): ">=" / "<=" or None, and the clause without
     its words. A strict one ("above 50 m") stays: it is refused, not sought."""
     if number is None:
@@ -352,20 +368,20 @@ def _bounded(goal: Goal, relation: str, observable: Observable, meaning: str = "
     near = edge + sign * abs(edge) * BOUND_MARGIN
     far = near + sign * abs(edge) * BOUND_WIDTH
     unit = f" {observable.unit}" if observable.unit else ""
-    said = f"{'at least' if relation == '>=' else 'at most'} {_planner._fmt(edge)}{unit}"
-    low, high = sorted((_planner._tidy(near), _planner._tidy(far)))
-    window = f"{observable.name} {said}: sought within {_planner._fmt(low)}..{_planner._fmt(high)}{unit}"
+    said = f"{'at least' if relation == '>=' else 'at most'} {fmt(edge)}{unit}"
+    low, high = sorted((tidy(near), tidy(far)))
+    window = f"{observable.name} {said}: sought within {fmt(low)}..{fmt(high)}{unit}"
     window = f"{meaning}: {window}" if meaning else window
     return dataclasses.replace(
         goal,
-        goal=_planner._tidy((near + far) / 2),
-        tol=_planner._tidy(abs(far - near) / 2),
+        goal=tidy((near + far) / 2),
+        tol=tidy(abs(far - near) / 2),
         note="; ".join(filter(None, [goal.note, window])),
         aim=said,
     )
 
 
-def _lasting(rest: str, number: _planner._Number | None) -> bool:
+def _lasting(rest: str, number: Number | None) -> bool:
     """ "make the flight last 3 s", "make it fly for 3 s": a duration the thing named lasts."""
     if number is None or number.unit is None:
         return False
@@ -375,7 +391,7 @@ def _lasting(rest: str, number: _planner._Number | None) -> bool:
     return bool(_LASTING.search(rest[: number.start]))
 
 
-def _measure(rest: str, number: _planner._Number | None) -> str | None:
+def _measure(rest: str, number: Number | None) -> str | None:
     """What a valued goal measures when it names no observable: "land at 50 m" (far), "make the apex 15
     m" (a noun, :data:`_MEASURES`), "make it fly 15 m high" (an outcome verb and "high" after the number)."""
     if number is None:
@@ -409,12 +425,12 @@ def _overlaps(span: tuple[int, int] | None, start: int, end: int) -> bool:
     return span is not None and start < span[1] and end > span[0]
 
 
-def _named_observables(
+def named_observables(
     clause: str, manifest: Manifest, unit_span: tuple[int, int] | None
 ) -> list[tuple[Observable, int, int]]:
     """Observables the clause names ("the range", "max height", "time of flight"), with their spans."""
     found: list[tuple[Observable, int, int]] = []
-    tokens = set(_planner._tokens(clause))
+    tokens = set(word_tokens(clause))
     for name, obs in manifest.observables.items():
         words = name.lower().split("_")
         spelled = " ".join(_SPELLED.get(w, w) for w in words)  # "maximum height" for max_height
@@ -425,7 +441,7 @@ def _named_observables(
             for m in re.finditer(rf"(?<![\w.']){re.escape(form)}(?![\w'])", clause)
             if not _overlaps(unit_span, m.start(), m.end())
         ]
-        tokens_of_name = set(_planner._tokens(name.lower().replace("_", " ")))
+        tokens_of_name = set(word_tokens(name.lower().replace("_", " ")))
         if spans:
             start, end = max(spans, key=lambda s: s[1] - s[0])
             found.append((obs, start, end))
@@ -438,11 +454,11 @@ def _names_a_parameter(
     clause: str, manifest: Manifest, named: list[tuple[Observable, int, int]], unit_span: tuple[int, int] | None
 ) -> bool:
     """Whether the clause names a parameter outside the observables it names (a longer name wins)."""
-    mentions = _planner._mentions(clause, manifest, unit_span)
+    mentions = mentions_of(clause, manifest, unit_span)
     if any(not any(s <= ps and pe <= e and e - s > pe - ps for _, s, e in named) for _, ps, pe in mentions):
         return True
     rest = _blank(clause, [(s, e) for _, s, e in named] + ([unit_span] if unit_span else []))
-    return bool(_planner._find_params(rest, manifest))
+    return bool(find_params(rest, manifest))
 
 
 def _blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -460,14 +476,14 @@ def _extreme(text: str) -> tuple[str | None, str] | None:
     return _SUPERLATIVES[words[0]] if words else None
 
 
-def _is_relative(text: str, number: _planner._Number | None) -> bool:
+def _is_relative(text: str, number: Number | None) -> bool:
     """ "increase the range", "double the period", "range above 50 m": not a value to reach."""
-    if _planner._MORE_RE.search(text) or _planner._LESS_RE.search(text):
+    if MORE_RE.search(text) or LESS_RE.search(text):
         return True
-    if any(re.search(rf"\b(?:{words})\b", text) for words, _ in _planner._FACTORS):
+    if any(re.search(rf"\b(?:{words})\b", text) for words, _ in FACTORS):
         return True
     before = text[: number.start] if number else ""
-    return bool(_planner._BOUND.search(before) or re.search(r"\bby\s*$", before))
+    return bool(BOUND.search(before) or re.search(r"\bby\s*$", before))
 
 
 def _observable(
@@ -491,11 +507,11 @@ def _observable(
     assert measure is not None
     keywords, units, noun = _MEASURES[measure]
     dims = {_units.dimension(u) for u in units}
-    tokens = {_NOUNS.get(t, t) for t in _planner._tokens(clause)}
+    tokens = {_NOUNS.get(t, t) for t in word_tokens(clause)}
     scored: list[tuple[int, Observable]] = []
     for name, obs in manifest.observables.items():
-        name_words = set(_planner._tokens(name.lower().replace("_", " ")))
-        text_words = set(_planner._tokens((obs.description or "").lower()))
+        name_words = set(word_tokens(name.lower().replace("_", " ")))
+        text_words = set(word_tokens((obs.description or "").lower()))
         score = 2 * bool(name_words & keywords) + bool(text_words & keywords) + bool(name_words & tokens)
         if score and _units.dimension(obs.unit) in dims:
             scored.append((score, obs))
@@ -503,7 +519,7 @@ def _observable(
     if not top:
         return f'nothing this target reports fits "{clause}".'
     if by_name:
-        said = [o for o in top if set(_planner._tokens(o.name.lower().replace("_", " "))) & tokens]
+        said = [o for o in top if set(word_tokens(o.name.lower().replace("_", " "))) & tokens]
         if not said:
             options = " or ".join(o.name for o in top)
             return f'"{clause}": I could not tell what should last that long ({options}?); name the observable.'
@@ -515,7 +531,7 @@ def _observable(
     meant = [
         p
         for p in manifest.parameters.values()
-        if noun in _planner._core(p) and p.type in ("number", "integer") and p.path.lower().split(".")[0] in words
+        if noun in core_words(p) and p.type in ("number", "integer") and p.path.lower().split(".")[0] in words
     ]
     if meant and not _OUTCOME_VERBS.search(clause):
         return f'"{clause}" could mean {top[0].name} or {meant[0].path}; name one of them.'
@@ -527,7 +543,7 @@ def _vary(what: str, clause: str, manifest: Manifest) -> Parameter | list[Parame
     none, or why it cannot be varied."""
     if not what:
         return None
-    params = _planner._find_params(what, manifest)
+    params = find_params(what, manifest)
     if not params:
         group = _group(what, manifest)
         return group if len(group) > 1 else group[0] if group else None
@@ -542,12 +558,12 @@ def _vary(what: str, clause: str, manifest: Manifest) -> Parameter | list[Parame
     return param
 
 
-def _valued(observable: Observable, number: _planner._Number, clause: str, vary: Parameter | None) -> Goal | str:
+def _valued(observable: Observable, number: Number, clause: str, vary: Parameter | None) -> Goal | str:
     """A goal on a value, converted to the observable's unit ("0.05 km" -> 50 when it is in m)."""
     name, unit, value = observable.name, observable.unit, number.value
     if number.others:
         return f'"{clause}" holds more than one number; I could not tell which one {name} should reach.'
-    if number.unit is None and number.word and unit and number.word not in _planner._AFTER_NUMBER:
+    if number.unit is None and number.word and unit and number.word not in AFTER_NUMBER:
         return f'I do not know the unit "{number.word}"; {name} is in {unit}.'
     note = ""
     if number.unit and not unit and _units.is_physical(number.unit):
@@ -557,9 +573,9 @@ def _valued(observable: Observable, number: _planner._Number, clause: str, vary:
         converted = next((c for u in spellings if (c := _units.convert(value, u, unit)) is not None), None)
         if converted is None:
             return f"{name} is in {unit}; I cannot convert {number.unit} to that."
-        note = f"{_planner._fmt(value)} {number.unit} = {_planner._fmt(_planner._tidy(converted))} {unit}"
+        note = f"{fmt(value)} {number.unit} = {fmt(tidy(converted))} {unit}"
         value = converted
-    return Goal(name, _planner._tidy(value), vary.path if vary else None, note)
+    return Goal(name, tidy(value), vary.path if vary else None, note)
 
 
 def _ask(goal: Goal, manifest: Manifest, values: Collection[str]) -> Ask | str:
@@ -570,90 +586,14 @@ def _ask(goal: Goal, manifest: Manifest, values: Collection[str]) -> Ask | str:
         if p.type in ("number", "integer") and not p.readonly and p.path not in values
     ]
     if not candidates:
-        return f"there is no number parameter left to vary to {_aim(goal.observable, goal.goal, manifest, goal.aim)}."
+        aim = aim_phrase(goal.observable, goal.goal, manifest, goal.aim)
+        return f"there is no number parameter left to vary to {aim}."
     names = ", ".join(p.path for p in candidates)
     example = candidates[0].name.replace("_", " ")
     return Ask(
-        f"{_planner.LABEL}: Which parameter should I change to {_aim(goal.observable, goal.goal, manifest, goal.aim)}? "
+        f"{LABEL}: Which parameter should I change to {aim_phrase(goal.observable, goal.goal, manifest, goal.aim)}? "
         f'I can vary {names}; say, for example, "... by changing the {example}".'
     )
 
 
 # -- the reply --------------------------------------------------------------------------------
-
-
-def summary(call: _planner.PlannedCall, result: Mapping[str, Any], ctx: _planner.PlannerContext, aim: str = "") -> str:
-    """What a seek did: the parameter's new value and the observable reached, or why it could not.
-
-    ``aim``: the goal in the request's words, when the seek's goal is not (a bound's window)."""
-    name, goal, vary = call.args.get("observable", ""), call.args.get("goal"), call.args.get("vary", "")
-    tries = len(result.get("evaluations") or [])
-    counted = f" ({tries} {'try' if tries == 1 else 'tries'})" if tries else ""
-    words = _param_words(vary, ctx.manifest)
-    param = ctx.manifest.parameters.get(vary)
-    unit = param.unit if param else None
-    if not result.get("ok", False):
-        return _failure(call, result, ctx, aim) + counted
-    changed = (result.get("changed") or {}).get(vary)
-    did = (
-        f"changed {words} to {_planner._with_unit_text(changed)}"
-        if changed
-        else f"left {words} at {_planner._value_text(ctx.values.get(vary), unit)}"
-    )
-    reached = _reached(name, result)
-    obs = ctx.manifest.observables.get(name)
-    label = name.replace("_", " ")
-    if reached is None:
-        return f"{did}, but the page did not report {label}{counted}"
-    extreme = {"max": ", the maximum found", "min": ", the minimum found"}.get(str(goal), "")
-    return f"{did}: {label} is now {_planner._value_text(reached, obs.unit if obs else None)}{extreme}{counted}"
-
-
-def _failure(call: _planner.PlannedCall, result: Mapping[str, Any], ctx: _planner.PlannerContext, aim: str) -> str:
-    """The tool's error, plainly, and where the varied parameter was left (back where it was)."""
-    name, goal, vary = call.args.get("observable", ""), call.args.get("goal"), call.args.get("vary", "")
-    error = result.get("error") or {}
-    message = str(error.get("message") or "failed")
-    hint = f" ({error['hint']})" if error.get("hint") else ""
-    words, param = _param_words(vary, ctx.manifest), ctx.manifest.parameters.get(vary)
-    kept = (result.get("changed") or {}).get(vary)
-    now = ctx.values.get(vary)
-    if re.search(rf"\b{re.escape(vary)} (?:is back at|stays at)\b", message):
-        after = ""  # the tool said where it left the parameter
-    elif kept:
-        after = f"; {words} stays at {_planner._with_unit_text(kept)}"
-    elif result.get("evaluations") and now is not None:
-        after = f"; {words} went back to {_planner._value_text(now, param.unit if param else None)}"
-    else:
-        after = ""
-    return f"could not {_aim(name, goal, ctx.manifest, aim)}: {message}{hint}{after}"
-
-
-def _reached(name: str, result: Mapping[str, Any]) -> Any:
-    """The observable's value after the seek: from the page's state, else the last evaluation."""
-    state = _planner._page_state(result)
-    value = state.get(name, _planner._dig(state, name))
-    if value is None:
-        evaluations = result.get("evaluations") or []
-        value = evaluations[-1].get("observable") if evaluations and isinstance(evaluations[-1], Mapping) else None
-    return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-def _aim(name: str, goal: Any, manifest: Manifest, aim: str = "") -> str:
-    """ "bring range to 50 m", "maximise range", "bring polarization to at least 0.95"."""
-    label = name.replace("_", " ")
-    if aim:
-        return f"bring {label} to {aim}"
-    if goal in ("max", "min"):
-        return f"{'maximise' if goal == 'max' else 'minimise'} {label}"
-    obs = manifest.observables.get(name)
-    return f"bring {label} to {_planner._value_text(goal, obs.unit if obs else None)}"
-
-
-def _param_words(path: str, manifest: Manifest) -> str:
-    """ "launch speed" for launch.speed: its label, or its name in words."""
-    param = manifest.parameters.get(path)
-    if param is None:
-        return path
-    text = param.label or param.name.replace("_", " ")
-    return text[:1].lower() + text[1:] if text[1:2].islower() or len(text) == 1 else text

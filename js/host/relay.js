@@ -2,19 +2,23 @@
 /**
  * The relay between the kernel (anywidget custom messages, or a headless host's binding) and one
  * target page (postMessage): the ready-handshake queue, the catch-up apply, the message budget.
- * Pure logic, no DOM: the view (./widget.js) wires it to a real iframe, tests to fakes.
+ * Pure logic, no DOM: the view (../view/widget.js) wires it to a real iframe, tests to fakes.
  *
- * Wire formats: docs/protocol.md. Shapes and validators: ./protocol.js.
+ * Wire formats: docs/protocol.md. Shapes and validators: ../protocol.js.
  */
 import {
   MAX_ERROR_TEXT,
-  PARENT_SOURCE,
-  PROTOCOL_VERSION,
+  errorEvent,
+  errorReplyMessage,
   errorText,
   isKernelRequest,
   isTargetMessage,
   makeNonce,
-} from "./protocol.js";
+  parentMessage,
+  readyEvent,
+  replyMessage,
+  stateEvent,
+} from "../protocol.js";
 
 /** Largest state (as JSON text) forwarded to the kernel; bigger ones are replaced by a marker. */
 export const MAX_STATE_CHARS = 1_000_000;
@@ -157,7 +161,7 @@ export class Relay {
     this.stopped = "";
     this.budgetStart = 0;
     this.budgetUsed = 0;
-    /** @type {import("./protocol.js").KernelRequest[]} */
+    /** @type {import("../protocol.js").KernelRequest[]} */
     this.queue = [];
     /** how many queued requests came before the last `values` trait change (that change includes them) */
     this.queuedBeforeValues = 0;
@@ -204,7 +208,7 @@ export class Relay {
   /** @param {unknown} msg  a custom message from the kernel */
   fromKernel(msg) {
     if (!isKernelRequest(msg)) return;
-    const request = /** @type {import("./protocol.js").KernelRequest} */ (msg);
+    const request = /** @type {import("../protocol.js").KernelRequest} */ (msg);
     trace(request.id, "in");
     if (this.seen.has(request.id)) return;
     this.seen.add(request.id);
@@ -239,10 +243,10 @@ export class Relay {
     }
     if (Object.keys(changed).length === 0) return;
     this.remember(changed);
-    this.postToTarget({ source: PARENT_SOURCE, type: "apply", payload: changed });
+    this.postToTarget(parentMessage("apply", changed));
   }
 
-  /** @param {import("./protocol.js").KernelRequest} request */
+  /** @param {import("../protocol.js").KernelRequest} request */
   post(request) {
     this.outstanding.add(request.id);
     const type = request.op;
@@ -254,12 +258,7 @@ export class Relay {
       payload = request.payload.values ?? {};
       this.remember(payload);
     }
-    this.postToTarget({
-      source: PARENT_SOURCE,
-      type,
-      id: request.id,
-      ...(payload === undefined ? {} : { payload }),
-    });
+    this.postToTarget(parentMessage(type, payload, request.id));
     trace(request.id, "post");
   }
 
@@ -290,7 +289,7 @@ export class Relay {
       this.loadId = load;
       this.ready = true;
       this.onStatus("ready");
-      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "ready" });
+      this.sendToKernel(readyEvent(this.viewId));
       // Catch up with everything set while no page listened, and run what was queued, in the order
       // the kernel made them: the `values` trait holds every request that came before its last
       // change, so those run first, then the catch-up apply (less what later requests set), then
@@ -304,7 +303,7 @@ export class Relay {
       const later = new Set(queued.slice(split).flatMap((r) => Object.keys(r.payload.values ?? {})));
       const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
       this.remember(catchUp);
-      this.postToTarget({ source: PARENT_SOURCE, type: "apply", payload: catchUp });
+      this.postToTarget(parentMessage("apply", catchUp));
       for (const request of queued.slice(split)) this.post(request);
     } else if (msg.type === "loaded") {
       this.loaded = true;
@@ -316,7 +315,7 @@ export class Relay {
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
         trace(msg.id, "state");
-        this.sendToKernel({ kind: "reply", id: msg.id, view_id: this.viewId, ok: true, state });
+        this.sendToKernel(replyMessage(msg.id, this.viewId, state));
         trace(msg.id, "out");
       } else {
         this.stateEvent(state, chars);
@@ -364,24 +363,18 @@ export class Relay {
     this.outstanding.clear();
     for (const request of this.queue.splice(0)) this.replyError(request.id, "not_ready", why);
     this.posted.clear();
-    this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: why } });
+    this.sendToKernel(errorEvent(this.viewId, "target_error", why));
     this.onStatus("error", why);
     this.onStopped(why);
   }
 
   /**
    * @param {string} id
-   * @param {string} code
+   * @param {import("../protocol.js").ErrorCode} code
    * @param {string} message
    */
   replyError(id, code, message) {
-    this.sendToKernel({
-      kind: "reply",
-      id,
-      view_id: this.viewId,
-      ok: false,
-      error: { code, message: message.slice(0, MAX_ERROR_TEXT) },
-    });
+    this.sendToKernel(errorReplyMessage(id, this.viewId, code, message.slice(0, MAX_ERROR_TEXT)));
   }
 
   /**
@@ -404,7 +397,7 @@ export class Relay {
       this.lastStateChars = this.pendingStateChars;
       const payload = this.pendingStateEvent;
       this.pendingStateEvent = null;
-      if (payload) this.sendToKernel({ kind: "event", view_id: this.viewId, type: "state", payload });
+      if (payload) this.sendToKernel(stateEvent(this.viewId, payload));
     }, wait);
   }
 
@@ -424,7 +417,7 @@ export class Relay {
       const count = this.errorsSince;
       this.errorsSince = 0;
       const text = count > 1 ? `${this.pendingError} (and ${count - 1} more errors)` : this.pendingError;
-      this.sendToKernel({ kind: "event", view_id: this.viewId, type: "error", payload: { code: "target_error", message: text } });
+      this.sendToKernel(errorEvent(this.viewId, "target_error", text));
     }, wait);
   }
 

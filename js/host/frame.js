@@ -4,9 +4,10 @@
  * per-load nonce, the message listener that accepts only the iframe's own window, the ready
  * timeout and the unloading of a page that broke its message budget.
  *
- * Shared by the notebook view (./widget.js) and the headless host page (./host.js), so that the
+ * Shared by the notebook view (../view/widget.js) and the headless host page (./host.js), so that the
  * sandbox and the checks are one implementation. Wire formats: docs/protocol.md.
  */
+import { errorEvent } from "../protocol.js";
 import { READY_TIMEOUT_MS, Relay } from "./relay.js";
 
 /** Marks the target's iframe (tests find it by it: the page takes its `window.name`, the nonce). */
@@ -147,7 +148,7 @@ export function mountTargetFrame(opts) {
       if (relay.ready) return;
       const message = `the target did not call SplitBrain.ready() within ${READY_TIMEOUT_MS / 1000} s`;
       relay.onStatus("error", message);
-      opts.sendToKernel({ kind: "event", view_id: viewId, type: "error", payload: { code: "not_ready", message } });
+      opts.sendToKernel(errorEvent(viewId, "not_ready", message));
     }, READY_TIMEOUT_MS);
   }
 

@@ -27,17 +27,17 @@
  */
 import {
   MAX_BUFFERED,
-  TARGET_SOURCE,
   errorText,
   isParentMessage,
   isTargetMessage,
+  targetMessage,
   unwrapValues,
-} from "./protocol.js";
+} from "../protocol.js";
 
-/** @typedef {import("./protocol.js").Values} Values */
-/** @typedef {import("./protocol.js").State} State */
-/** @typedef {import("./protocol.js").ParentMessage} ParentMessage */
-/** @typedef {import("./protocol.js").ErrorInfo} ErrorInfo */
+/** @typedef {import("../protocol.js").Values} Values */
+/** @typedef {import("../protocol.js").State} State */
+/** @typedef {import("../protocol.js").ParentMessage} ParentMessage */
+/** @typedef {import("../protocol.js").ErrorInfo} ErrorInfo */
 
 /**
  * What a handler gets besides the values.
@@ -95,7 +95,7 @@ import {
  * @returns {payload is State}
  */
 function isStatePayload(payload) {
-  return isTargetMessage({ source: TARGET_SOURCE, nonce: "-", type: "state", payload }, "-");
+  return isTargetMessage(targetMessage("-", { type: "state", payload }), "-");
 }
 
 /**
@@ -153,7 +153,7 @@ export function installTargetApi(targetWindow) {
 
   const nonce = typeof targetWindow.name === "string" ? targetWindow.name : "";
   // Taken, not left: window.name survives navigation, and no other document of this frame may find
-  // the nonce there (the view replaces a frame whose document changed: ./frame.js).
+  // the nonce there (the view replaces a frame whose document changed: ../host/frame.js).
   if (nonce) targetWindow.name = "";
   // Different per load (a page that reloads itself says so with it); no secret, only different.
   const load = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
@@ -192,10 +192,7 @@ export function installTargetApi(targetWindow) {
    */
   function post(body, id, targetOrigin = replyOrigin ?? "*") {
     flushState(); // a state reported before this message goes first, as the page reported it
-    /** @type {Record<string, unknown>} */
-    const message = { source: TARGET_SOURCE, nonce, ...body };
-    if (id !== undefined) message.id = id;
-    parentWindow.postMessage(message, targetOrigin);
+    parentWindow.postMessage(targetMessage(nonce, body, id), targetOrigin);
   }
 
   /**

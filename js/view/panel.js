@@ -3,9 +3,9 @@
  * The chat panel and the parameter inspector, shown beside (or under) the target when the
  * widget's `chat_enabled` trait is true. The inspector follows the `values` trait (its parameters)
  * and the `state` trait (the manifest's observables, with their last 30 s). Messages (docs/protocol.md section 1): it reads
- * "chat_event", "approval_request", "approval_closed" and "code", checked by ./protocol.js, and sends
+ * "chat_event", "approval_request", "approval_closed" and "code", checked by ../protocol.js, and sends
  * "chat", "cancel", "skip_wait", "approval", "set", "copy_code" and "act" (an action's button), built
- * by ./protocol.js.
+ * by ../protocol.js.
  */
 import {
   actMessage,
@@ -19,12 +19,12 @@ import {
   isCodeMessage,
   setMessage,
   skipWaitMessage,
-} from "./protocol.js";
+} from "../protocol.js";
 
-/** @typedef {import("./protocol.js").ChatEvent} ChatEvent */
-/** @typedef {import("./protocol.js").ApprovalRequest} ApprovalRequest */
+/** @typedef {import("../protocol.js").ChatEvent} ChatEvent */
+/** @typedef {import("../protocol.js").ApprovalRequest} ApprovalRequest */
 
-/** @typedef {import("./relay.js").Model} Model */
+/** @typedef {import("../host/relay.js").Model} Model */
 
 /**
  * @typedef {object} Parameter  a manifest parameter as the `manifest` trait carries it

@@ -79,7 +79,7 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
  */
 
 /**
- * The parts of the target API the runtime uses (js/target_api.js).
+ * The parts of the target API the runtime uses (js/page/target_api.js).
  * @typedef {object} TargetApi
  * @property {(fn: (values: Record<string, unknown>) => unknown) => void} onApply
  * @property {(fn: (values: Record<string, unknown>) => unknown) => void} onReset

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The sandbox frame's module: the notebook view (./widget.js) puts this frame between its page and
+ * The sandbox frame's module: the notebook view (../view/widget.js) puts this frame between its page and
  * the target, `<iframe sandbox="allow-scripts" srcdoc=...>` holding only this module and the target's
  * Content-Security-Policy, and the target's own sandboxed iframe inside it (./host.js, the same code
  * as the headless host page). Why a frame of its own:
@@ -21,16 +21,16 @@
  * nonce is this frame's `window.name`, as for a target; only messages from `window.parent` count.
  */
 import { createHost } from "./host.js";
-import { SANDBOX_SOURCE, VIEW_SOURCE } from "./protocol.js";
+import { VIEW_SOURCE, sandboxMessage } from "../protocol.js";
 
 const nonce = typeof window.name === "string" ? window.name : "";
 window.name = "";
 /** @type {ReturnType<typeof createHost> | null} */
 let host = null;
 
-/** @param {Record<string, unknown>} body */
+/** @param {import("../protocol.js").SandboxReport} body */
 function toView(body) {
-  window.parent.postMessage({ source: SANDBOX_SOURCE, nonce, ...body }, "*");
+  window.parent.postMessage(sandboxMessage(nonce, body), "*");
 }
 
 const listening = new AbortController();

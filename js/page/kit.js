@@ -26,7 +26,7 @@
 
 /** @typedef {import("./target_api.js").SplitBrainApi} SplitBrainApi */
 /** @typedef {import("./target_api.js").HandlerContext} HandlerContext */
-/** @typedef {import("./protocol.js").State} State */
+/** @typedef {import("../protocol.js").State} State */
 
 const FAMILY = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
 export const FONT = `12px ${FAMILY}`;
@@ -452,7 +452,7 @@ export function createKit(win) {
   const doc = win.document;
   installStyle(doc);
   const figures = /** @type {LoopFigures} */ (/** @type {unknown} */ (win));
-  /** The virtual clock of a headless page (js/clock.js); undefined in a notebook. */
+  /** The virtual clock of a headless page (js/page/clock.js); undefined in a notebook. */
   const headlessClock = () =>
     /** @type {{__splitbrainClock?: {unseen: boolean}}} */ (/** @type {unknown} */ (win)).__splitbrainClock;
 

@@ -1,8 +1,8 @@
 // @ts-check
 /**
- * The notebook view's side of its sandbox frame (./sandbox.js): the frame itself, the ops the view
+ * The notebook view's side of its sandbox frame (../host/sandbox.js): the frame itself, the ops the view
  * posts into it, and the messages it posts back, which go to the kernel. The relay and the target's
- * iframe run inside the frame (./host.js); the view knows the target only through it.
+ * iframe run inside the frame (../host/host.js); the view knows the target only through it.
  *
  * The frame is `<iframe sandbox="allow-scripts">` loaded from the `_sandbox` trait (the module and
  * the target's policy, assembled by the registry), named with a nonce of its own; only messages from
@@ -13,7 +13,7 @@
  * page posted and the frame has not handled yet goes with it. The view itself then answers the
  * kernel's requests with `not_ready` until the target is restarted.
  */
-import { SANDBOX_SOURCE, VIEW_SOURCE, errorReplyMessage, isKernelRequest, makeNonce } from "./protocol.js";
+import { SANDBOX_SOURCE, errorReplyMessage, isKernelRequest, makeNonce, viewOpsMessage } from "../protocol.js";
 
 /** The largest batch of messages the view takes from its sandbox frame in one post. */
 const MAX_BATCH = 10_000;
@@ -34,7 +34,7 @@ const MAX_BATCH = 10_000;
  * @param {object} opts
  * @param {HTMLIFrameElement} opts.placeholder  an element in the document, replaced by each load
  * @param {string} opts.viewId
- * @param {import("./relay.js").Model} opts.model
+ * @param {import("../host/relay.js").Model} opts.model
  * @param {AbortSignal} opts.signal  ends the message listener
  * @param {() => void} [opts.onLoad]  before each load
  * @param {(status: "loading" | "ready" | "error", detail?: string) => void} [opts.onStatus]
@@ -62,7 +62,7 @@ export function mountSandbox(opts) {
       waiting.push(...ops);
       return;
     }
-    frame.contentWindow?.postMessage({ source: VIEW_SOURCE, nonce, ops }, "*");
+    frame.contentWindow?.postMessage(viewOpsMessage(nonce, ops), "*");
   }
 
   function load() {

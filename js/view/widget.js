@@ -1,17 +1,17 @@
 // @ts-check
 /**
  * The view: a target page in a sandbox frame of its own (./view_sandbox.js, which runs the relay and
- * the target's iframe, ./host.js, as the headless host page does), with the status bar and the chat
+ * the target's iframe, ../host/host.js, as the headless host page does), with the status bar and the chat
  * panel (./panel.js).
  *
- * Wire formats: docs/protocol.md. Shapes and validators: ./protocol.js.
+ * Wire formats: docs/protocol.md. Shapes and validators: ../protocol.js.
  */
 import { PANEL_STYLE, mountPanel } from "./panel.js";
-import { attachedEvent, makeNonce, readyEvent, visibilityEvent } from "./protocol.js";
+import { attachedEvent, detachedEvent, makeNonce, readyEvent, visibilityEvent } from "../protocol.js";
 import { mountSandbox } from "./view_sandbox.js";
 
 
-/** @typedef {import("./relay.js").Model} Model */
+/** @typedef {import("../host/relay.js").Model} Model */
 
 const STYLE = `
 .splitbrain-view { font-family: var(--jp-ui-font-family, system-ui, sans-serif); color: var(--jp-ui-font-color1, #222);
@@ -109,14 +109,14 @@ function render({ model, el }) {
   model.on("change:height", onHeight);
   model.on("change:chat_enabled", onChatEnabled);
   model.on("change:values", onValues);
-  const detach = () => model.send({ kind: "event", view_id: viewId, type: "detached" });
+  const detach = () => model.send(detachedEvent(viewId));
   window.addEventListener("pagehide", detach, { signal });
   // The notebook's page in the background (protocol 1.6): the kernel is told, so a call that needs the
   // page's clock answers page_hidden instead of waiting; back in front, the target is checked against
   // the values (the kernel sends the trait again too, answered by onValues).
   /**
    * @param {boolean} visible
-   * @param {import("./protocol.js").VisibilityCause} cause
+   * @param {import("../protocol.js").VisibilityCause} cause
    */
   const tellVisibility = (visible, cause) => {
     try {

@@ -8,7 +8,7 @@
  * posts the ops in and the messages out), which stands between the notebook page and the target so
  * that nothing the target posts reaches the notebook page's own thread.
  *
- * Besides the view's messages the host runs the virtual clock (./clock.js) of its page:
+ * Besides the view's messages the host runs the virtual clock (../page/clock.js) of its page:
  * `{op: "advance", token, ms, every?, max_chars?}` runs the clock `ms` forward in steps of `every`
  * ms (one step of `ms` without it), each step posted as `advance` messages of at most
  * ADVANCE_CHUNK_MS with a state request behind its last one; chunks are posted ahead (PIPELINE,
@@ -21,7 +21,18 @@
  * virtual time holds up the replies, never the clock). Wire formats: docs/protocol.md.
  */
 import { mountTargetFrame } from "./frame.js";
-import { PARENT_SOURCE, PROTOCOL_VERSION, TARGET_SOURCE, errorText } from "./protocol.js";
+import {
+  TARGET_SOURCE,
+  advanceResultMessage,
+  advanceSamplesMessage,
+  attachedEvent,
+  clockAdvanceMessage,
+  clockHaltMessage,
+  detachedEvent,
+  errorText,
+  kernelRequest,
+  stateEvent,
+} from "../protocol.js";
 import { READY_TIMEOUT_MS } from "./relay.js";
 
 /**
@@ -80,7 +91,8 @@ const INTERNAL_ID = "\u0000advance-";
  * @typedef {{ok: true, state: Record<string, unknown>} | {ok: false, error: {code: string, message: string}}} Result
  */
 /**
- * @typedef {{ok: true, state: Record<string, unknown>, states?: Record<string, unknown>[], samples?: number}
+ * @typedef {{ok: true, state: Record<string, unknown>}
+ *   | {ok: true, state: Record<string, unknown>, states: Record<string, unknown>[], samples: number}
  *   | {ok: false, error: {code: string, message: string}}} AdvanceResult
  */
 
@@ -205,7 +217,7 @@ export function createHost(opts) {
     const id = `${INTERNAL_ID}${++internalCounter}`;
     /** @type {Promise<Result>} */
     const done = new Promise((resolve) => internal.set(id, resolve));
-    relay.fromKernel({ kind: "request", id, op: "state", payload: {} });
+    relay.fromKernel(kernelRequest(id, "state"));
     return { id, done };
   }
 
@@ -350,7 +362,7 @@ export function createHost(opts) {
           return fail(failure("target_error", message));
         }
         if (part.length > 0 && partChars + size > PART_CHARS) {
-          out({ kind: "_samples", view_id: viewId, token, states: part });
+          out(advanceSamplesMessage(viewId, token, part));
           flush(); // one part per hand-over: each stays within the engine's bound on a message
           part = [];
           partChars = 0;
@@ -385,7 +397,7 @@ export function createHost(opts) {
       }
       // `more`: the clock's `unseen` stays true up to the last frame of the whole advance.
       const payload = { ms: chunk, more: step < steps, ...(answered ? { token } : {}) };
-      frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, type: "advance", payload }, "*");
+      frame.iframe().contentWindow?.postMessage(clockAdvanceMessage(payload), "*");
       /** @type {Promise<Result> | null} */
       let reply = null;
       if (stepEnds) {
@@ -441,7 +453,7 @@ export function createHost(opts) {
     } finally {
       statusWaiters.delete(watch);
       // Ended early (cancelled, its deadline passed, a step failed): what it posted must not run on.
-      if (inFlight.length > 0) frame.iframe().contentWindow?.postMessage({ source: PARENT_SOURCE, type: "halt" }, "*");
+      if (inFlight.length > 0) frame.iframe().contentWindow?.postMessage(clockHaltMessage(), "*");
       for (const { token } of inFlight) if (token) chunkDone.delete(token);
       for (const id of pending) internal.delete(id); // a failed or cancelled advance: replies dropped
       element.style.visibility = "";
@@ -466,10 +478,11 @@ export function createHost(opts) {
         result = failure("internal_error", `host advance: ${errorText(err)}`);
       }
       current = null;
-      if (result.ok) out({ kind: "event", view_id: viewId, type: "state", payload: result.state });
+      if (result.ok) out(stateEvent(viewId, result.state));
       // A sampled advance's last state is the last of its states: not sent twice.
-      const answer = result.ok && result.states ? { ok: true, states: result.states, samples: result.samples } : result;
-      out({ kind: "_advance", view_id: viewId, token: request.token, result: answer });
+      /** @type {import("../protocol.js").AdvanceOutcome} */
+      const answer = result.ok && "states" in result ? { ok: true, states: result.states, samples: result.samples } : result;
+      out(advanceResultMessage(viewId, request.token, answer));
     }
   }
 
@@ -480,7 +493,7 @@ export function createHost(opts) {
       if (queued >= 0) {
         advances.splice(queued, 1);
         const result = failure("timeout", "cancelled before it ran");
-        out({ kind: "_advance", view_id: viewId, token: op.token, result });
+        out(advanceResultMessage(viewId, op.token, result));
       } else if (current?.token === op.token) {
         current.cancel("the advance was cancelled (its deadline passed)");
       }
@@ -502,7 +515,7 @@ export function createHost(opts) {
       frame.load();
     } else if (op.op === "advance") {
       /** @param {string} why */
-      const refuse = (why) => out({ kind: "_advance", view_id: viewId, token: op.token, result: failure("invalid_value", why) });
+      const refuse = (why) => out(advanceResultMessage(viewId, op.token, failure("invalid_value", why)));
       const ms = Number(op.ms);
       const every = op.every === undefined || op.every === null ? null : Number(op.every);
       if (!Number.isFinite(ms) || ms < 0) return refuse(`cannot advance by ${op.ms} ms`);
@@ -525,12 +538,7 @@ export function createHost(opts) {
 
   frame.load();
   if (opts.attach) {
-    out({
-      kind: "event",
-      view_id: viewId,
-      type: "attached",
-      payload: { protocol: PROTOCOL_VERSION, user_agent: navigator.userAgent.slice(0, 200) },
-    });
+    out(attachedEvent(viewId, navigator.userAgent.slice(0, 200)));
   }
 
   return {
@@ -547,13 +555,13 @@ export function createHost(opts) {
         resolve(failure("not_ready", "the headless page was closed"));
       }
       const closed = failure("not_ready", "the headless page was closed");
-      for (const request of advances.splice(0)) out({ kind: "_advance", view_id: viewId, token: request.token, result: closed });
+      for (const request of advances.splice(0)) out(advanceResultMessage(viewId, request.token, closed));
       current?.cancel("the headless page was closed");
       controller.abort();
       frame.dispose();
       // Whatever else went into the page (a test's extra frames) goes too: the next view starts clean.
       document.body.replaceChildren();
-      out({ kind: "event", view_id: viewId, type: "detached" });
+      out(detachedEvent(viewId));
       flush();
     },
   };

@@ -10,7 +10,7 @@
  *   {source: "splitbrain-parent", nonce, type: "advance", payload: {ms, more?, token?}}
  *
  * accepted with the target API's own checks (`event.source === window.parent`, the nonce from
- * `window.name`, the envelope validated by ./protocol.js). An advance runs the timers and the
+ * `window.name`, the envelope validated by ../protocol.js). An advance runs the timers and the
  * animation frames (one every 1000/60 ms of virtual time) in time order up to now + ms, promise
  * jobs draining between any two callbacks as in a real browser (see CALLBACKS_PER_TASK). Until
  * it is done, the clock holds every later message from the parent and then delivers them in
@@ -25,7 +25,7 @@
  * later, by a one-line script the registry puts after the target API: the target API draws its per-load id
  * from it, and that id must differ between loads (the relay tells a page that reloaded itself by it).
  */
-import { TARGET_SOURCE, errorText, isParentMessage } from "./protocol.js";
+import { errorText, isParentMessage, targetMessage } from "../protocol.js";
 
 /** Animation frames per virtual second, as a 60 Hz display gives them. */
 export const FPS = 60;
@@ -566,7 +566,7 @@ export function installClock(win, opts = {}) {
     /** @param {Record<string, unknown>} body */
     const post = (body) => {
       try {
-        parentWindow.postMessage({ source: TARGET_SOURCE, nonce, ...body }, "*");
+        parentWindow.postMessage(targetMessage(nonce, body), "*");
       } catch (err) {
         console.error(`splitbrain clock: ${errorText(err)}`);
       }

@@ -1,0 +1,104 @@
+"""Model setup: a pydantic-ai model from what the user passed as ``model=`` (a spec string or a model).
+
+``"offline"`` is the planner (:mod:`._offline`); ``"local"`` is the first local OpenAI-compatible
+server that answers (:data:`LOCAL_SERVERS`). Every failure raises :class:`._models.ModelSetupError`
+saying what to install, set or pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from typing import Any
+
+from pydantic_ai.models import Model
+
+from ._models import ModelSetupError
+from ._offline import offline_model
+from ._run_state import RunState
+
+LOCAL_SERVERS = (("Ollama", 11434), ("llama.cpp", 8080), ("LM Studio", 1234))
+
+
+def build_model(spec: Any, *, base_url: str | None = None, api_key: str | None = None, state: RunState) -> Model:
+    """A pydantic-ai model from ``"offline"``, ``"openai:<name>"``, ``"anthropic:<name>"``,
+    ``"google:<name>"``, ``"ollama:<name>"``, ``"local"`` or a model object."""
+    if isinstance(spec, Model):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise ModelSetupError(f"model must be a string such as 'offline' or 'openai:gpt-4o-mini', got {spec!r}")
+    spec = spec.strip()
+    if spec == "offline":
+        return offline_model(state)
+    provider, _, name = spec.partition(":")
+    if spec == "local":
+        base_url, name = find_local_server(base_url)
+        provider = "openai"
+    elif not name:
+        if base_url is None:
+            raise ModelSetupError(
+                f"unknown model {spec!r}: use 'offline', 'openai:<name>', 'anthropic:<name>', 'google:<name>', "
+                "'ollama:<name>', 'local', or pass base_url= for any OpenAI-compatible server"
+            )
+        provider, name = "openai", spec
+    try:
+        if provider in ("openai", "ollama"):
+            from pydantic_ai.models.openai import OpenAIChatModel
+            from pydantic_ai.providers.openai import OpenAIProvider
+
+            if provider == "ollama":
+                base_url = base_url or "http://127.0.0.1:11434/v1"
+                api_key = api_key or "ollama"
+            if base_url is not None and api_key is None:
+                api_key = os.environ.get("OPENAI_API_KEY") or "not-needed"
+            chat = OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key=api_key))
+            if provider == "ollama" or spec == "local":
+                chat._splitbrain_label = f"{'local' if spec == 'local' else 'ollama'}:{name}"  # type: ignore[attr-defined]
+            return chat
+        if provider == "anthropic":
+            from pydantic_ai.models.anthropic import AnthropicModel
+            from pydantic_ai.providers.anthropic import AnthropicProvider
+
+            return AnthropicModel(name, provider=AnthropicProvider(api_key=api_key, base_url=base_url))
+        if provider in ("google", "gemini"):
+            from pydantic_ai.models.google import GoogleModel
+            from pydantic_ai.providers.google import GoogleProvider
+
+            return GoogleModel(name, provider=GoogleProvider(api_key=api_key, base_url=base_url))
+    except ImportError as exc:
+        extra = {"ollama": "openai", "gemini": "google"}.get(provider, provider)
+        raise ModelSetupError(
+            f"model {spec!r} needs the {extra} client: pip install 'splitbrain-widget[{extra}]' ({exc})"
+        ) from None
+    except Exception as exc:  # missing API key and similar provider set-up errors
+        detail = str(exc).split(" For testing", 1)[0].strip()  # pydantic-ai's hint about its own test model
+        raise ModelSetupError(
+            f"could not set up model {spec!r}: {detail} Set the provider's key in the kernel's environment "
+            "(OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY) or pass api_key=."
+        ) from None
+    raise ModelSetupError(f"unknown provider {provider!r} in {spec!r}: use openai, anthropic, google or ollama")
+
+
+def find_local_server(base_url: str | None = None, timeout: float = 0.5) -> tuple[str, str]:
+    """The first local OpenAI-compatible server that answers ``/v1/models``, and its first model."""
+    candidates = [(base_url.rstrip("/"), "the given base_url")] if base_url else []
+    candidates += [(f"http://127.0.0.1:{port}/v1", f"{name} (port {port})") for name, port in LOCAL_SERVERS]
+    tried = []
+    for url, label in candidates:
+        try:
+            with urllib.request.urlopen(f"{url}/models", timeout=timeout) as response:
+                listing = json.loads(response.read(1 << 20))
+        except (urllib.error.URLError, OSError, ValueError):
+            tried.append(label)
+            continue
+        models = [str(m["id"]) for m in listing.get("data", []) if isinstance(m, dict) and m.get("id")]
+        if models:
+            return url, models[0]
+        tried.append(f"{label}: answered but lists no models")
+    raise ModelSetupError(
+        "model='local' found no local OpenAI-compatible server. Tried: "
+        + "; ".join(tried)
+        + ". Start one (for example `ollama serve` and `ollama pull qwen2.5`), or pass base_url=."
+    )

@@ -1,0 +1,426 @@
+"""One clause of a request read as one change: a value with its unit, a relative change, a switch,
+an option, a halt, or the parameters a clause keeps as they are."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ...core import _units
+from ...manifest import Manifest, Parameter
+from . import _goals
+from ._context import PlannerContext
+from ._format import fmt, tidy
+from ._lexicon import (
+    AFTER_NUMBER,
+    AS_ADJECTIVES,
+    BOUND,
+    BY_AMOUNT,
+    CSS_COLOURS,
+    FACTORS,
+    HALT,
+    HALTS,
+    KEEP,
+    KEEP_FILLER,
+    LESS,
+    LESS_RE,
+    MORE,
+    MORE_RE,
+    NEGATION,
+    NEGATIVE_NAMES,
+    NUMBER_RE,
+    POLITE,
+    SEEN_OFF,
+    SEEN_ON,
+    SWITCH_OFF,
+    SWITCH_ON,
+    TOGGLE,
+    Number,
+    core_words,
+    counted_param,
+    find_params,
+    name_forms,
+    read_number,
+    word_tokens,
+)
+
+
+def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str, Any]) -> tuple[str, Any, str] | str:
+    """One clause -> (path, value, note) or the reason it could not be mapped."""
+    manifest = ctx.manifest
+    number = read_number(clause, raw, manifest)
+    skip = (number.unit_start, number.end) if number and number.unit else None
+    params = find_params(clause, manifest, skip)
+    counted = counted_param(number, manifest) if number is not None and not params else None
+    if counted is not None and _goals.named_observables(clause, manifest, skip):
+        counted = None  # "make the largest cluster 50 boids": a goal on what the page measures, not the count
+    if counted is not None and BY_AMOUNT.search(clause):  # "remove 20 boids": a change by an amount
+        return (
+            f'I read "{raw.strip()}" as changing {counted.path} by an amount, which I do not guess; '
+            f'say the number you want (for example "set {(counted.label or counted.name).lower()} to N")'
+        )
+    if counted is not None:  # "put 300 boids in the sky": the number of boids
+        params = [counted]
+
+    switch = _switch(clause, manifest, params, current, number)
+    if switch is not None:
+        return switch if isinstance(switch, str) else (switch[0], switch[1], "")
+    halt = _halt(clause, ctx) if number is None else None
+    if halt is not None:  # "stop the ball": the speed whose description says 0 stops it
+        return halt
+    if NEGATION.search(clause):  # "don't set the speed to 12" must not set it
+        return f'"{clause}" says what not to do; I only carry out plain requests.'
+    if re.search(r"\b(?:reset|restore|revert|start over|start again)\b", clause):  # "start over with speed 12"
+        return f'"{clause}": ask for a reset on its own, then for the change.'
+    if len(params) > 1:
+        names = " or ".join(p.path for p in params)
+        return f'"{clause}" could mean {names}; name one of them.'
+    if params and params[0].readonly:
+        return f"{params[0].path} is read-only."
+    param = params[0] if params else None
+    if param is not None and param.type == "boolean":
+        return f'I could not tell whether to turn {param.path} on or off in "{clause}".'
+
+    # an enum value named on its own: "make it red", "use rk4"
+    if param is None and number is None:
+        enum_hit = enum_value(clause, ctx)
+        if enum_hit is not None:
+            return enum_hit
+        colour = _unknown_colour(clause, manifest)
+        if colour is not None:  # "make the ball cyan", and cyan is not among the colours
+            return colour
+    if param is not None and param.enum is not None and number is None:
+        options = [o for o in param.enum if isinstance(o, str) and re.search(rf"\b{re.escape(o.lower())}\b", clause)]
+        if len(options) == 1:
+            return param.path, options[0], ""
+        if options:
+            return f'"{clause}" names several values of {param.path}: {", ".join(options)}.'
+
+    relative = _relative(clause, manifest, param, current, number)
+    if relative is not None:
+        return relative
+
+    if param is None:
+        param = _by_unit(clause, manifest, number)
+    if param is None:
+        return f'I could not tell which parameter "{clause}" is about.'
+    if param.type == "string":
+        quoted = re.search(r"['\"](.+?)['\"]", raw) or re.search(r"\bto\s+(\S+)$", raw)
+        if quoted:
+            return param.path, quoted.group(1), ""
+        colour = _unknown_colour(clause, manifest) if param.enum else None
+        return colour or f'I could not find the value for {param.path} in "{clause}".'
+    if param.type == "array":
+        numbers = NUMBER_RE.findall(clause)
+        if param.length and len(numbers) == param.length:
+            return param.path, [float(n) for n in numbers], ""
+        return f'{param.path} needs {param.length or "a list of"} numbers, as in "set {param.name} to 1, 2, 3".'
+    if number is None:
+        return f'I found {param.path} but no number in "{clause}".'
+    if number.others:
+        return f'"{clause}" holds more than one number; I could not tell which one {param.path} should take.'
+    before = clause[: number.start]
+    if re.search(r"\bby\s*$", before):  # "make the angle steeper by 10": a change, not a value
+        return f'"{clause}": I could not tell which way to change {param.path} by {fmt(number.value)}.'
+    if BOUND.search(before):  # "speed above 12" does not ask for 12
+        return f'"{clause}" asks for a range, not a value; say the value for {param.path}.'
+    if number.unit is None and number.word and param.unit and number.word not in AFTER_NUMBER:
+        return f'I do not know the unit "{number.word}"; {param.path} is in {param.unit}.'
+    return _with_unit(param, number.value, number.unit)
+
+
+def _convert(number: float, unit: str, param: Parameter, delta: bool = False) -> float | None:
+    """``number`` in ``unit`` in the parameter's unit, trying the case as written first ("MHz")."""
+    assert param.unit is not None
+    convert = _units.convert_delta if delta else _units.convert
+    for spelling in dict.fromkeys([unit, unit.lower()]):
+        converted = convert(number, spelling, param.unit)
+        if converted is not None:
+            return converted
+    return None
+
+
+def _with_unit(param: Parameter, number: float, unit: str | None) -> tuple[str, Any, str] | str:
+    note = ""
+    if unit and not param.unit:
+        if _units.is_physical(unit):  # "count 5 km"; a count noun like "200 boids" is fine
+            return f"{param.path} has no unit; I cannot use {unit} for it."
+    elif unit and param.unit and not _units.same(unit, param.unit):
+        converted = _convert(number, unit, param)
+        if converted is None:
+            return f"{param.path} is in {param.unit}; I cannot convert {unit} to that."
+        note = f"{fmt(number)} {unit} = {fmt(tidy(converted))} {param.unit}"
+        number = converted
+    if param.type == "integer" and not float(number).is_integer():
+        return f"{param.path} takes whole numbers; {fmt(number)} is not one."
+    value: Any = round(number) if param.type == "integer" else tidy(number)
+    return param.path, value, note
+
+
+_GOAL_WORDS = re.compile(r"\b(?:land|lands|landing|reach|hit|aim|away|range|so that|until|target)\b")
+
+
+def _by_unit(clause: str, manifest: Manifest, number: Number | None) -> Parameter | None:
+    """The one number parameter whose unit measures what the clause's unit measures ("launch from 10 m").
+
+    Not for goals ("land at 50 m"): a goal on an observable is a seek (:mod:`._goals`), never a set.
+    """
+    if _GOAL_WORDS.search(clause) or any(
+        re.search(rf"\b{re.escape(o.lower())}\b", clause) for o in manifest.observables
+    ):
+        return None
+    if number is None or number.unit is None:
+        return None
+    wanted = _units.dimension(number.unit) or _units.dimension(number.unit.lower())
+    matches = [
+        p
+        for p in manifest.parameters.values()
+        if p.type in ("number", "integer") and not p.readonly and wanted and _units.dimension(p.unit) == wanted
+    ]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _switch_words(text: str, negative_name: bool) -> tuple[int, int, int]:
+    """How many words in ``text`` say on, say off, and negate."""
+    negations = len(NEGATION.findall(text))
+    text = NEGATION.sub(" ", text)
+    seen_on = len(re.findall(rf"\b(?:{SEEN_ON})\b", text))
+    seen_off = len(re.findall(rf"\b(?:{SEEN_OFF})\b", text))
+    if negative_name:  # "show the labels" turns hide_labels off
+        seen_on, seen_off = seen_off, seen_on
+    on = seen_on + len(re.findall(rf"\b(?:{SWITCH_ON})\b", text))
+    off = seen_off + len(re.findall(rf"\b(?:{SWITCH_OFF})\b", text))
+    return on, off, negations
+
+
+def _without_names(clause: str, param: Parameter) -> tuple[str, bool]:
+    """The clause with the parameter's own names blanked, and whether any was there.
+
+    A name holds switch words of its own: "switch off show trail" is off, whatever "show" says.
+    """
+    named = False
+    for form in name_forms(param):
+        clause, n = re.subn(rf"(?<![\w.]){re.escape(form)}(?!\w)", " ", clause)
+        named = named or n > 0
+    return clause, named
+
+
+def _switch(
+    clause: str, manifest: Manifest, params: list[Parameter], current: Mapping[str, Any], number: Number | None
+) -> tuple[str, bool] | str | None:
+    """A boolean set on or off by the clause, the reason it cannot be, or None when it is no switch."""
+    booleans = [p for p in manifest.parameters.values() if p.type == "boolean" and not p.readonly]
+    tokens = set(word_tokens(clause))
+    named = [p for p in params if p in booleans]
+    candidates = named or [p for p in booleans if set(core_words(p)) <= tokens]
+    if not candidates:  # "show the lines": one word of the name is enough when only one switch has it
+        candidates = [p for p in booleans if set(core_words(p)) & tokens]
+    if len(candidates) > 1:
+        best = max(len(core_words(p)) for p in candidates)
+        candidates = [p for p in candidates if len(core_words(p)) == best]
+    decided: list[tuple[Parameter, bool | str]] = []
+    for param in candidates:
+        text, by_name = _without_names(clause, param)
+        negative = param.name.lower().split("_")[0] in NEGATIVE_NAMES
+        on, off, negations = _switch_words(text, negative)
+        toggle = bool(TOGGLE.search(text))
+        rest = set(re.findall(r"[a-z']+", NEGATION.sub(" ", text)))
+        if toggle:
+            value: bool | str = (
+                f'"{clause}": I cannot toggle and set {param.path} at once.'
+                if on or off or negations
+                else not bool(current.get(param.path, param.value))
+            )
+            decided.append((param, value))
+            continue
+        if not on and not off:
+            # the name alone is the request: "show trail please", "hide labels" (hide_labels on)
+            verb_led = param.name.lower().split("_")[0] in ({"show", "display", "enable", "use"} | NEGATIVE_NAMES)
+            if not (by_name and verb_led and rest <= POLITE):
+                continue
+            on = 1
+        if on and off:
+            value = f'I could not tell whether to turn {param.path} on or off in "{clause}".'
+        elif negations and re.search(r"\b(?:set|change|make|put)\b", text):  # "don't set it to true": leave it
+            value = f'"{clause}" says what not to do; I only carry out plain requests.'
+        elif negations > 1:
+            value = f'"{clause}" has more than one "not"; I could not tell whether to turn {param.path} on or off.'
+        else:
+            value = bool(on) != bool(negations)
+        decided.append((param, value))
+    if not decided:
+        return None
+    if len(decided) > 1:
+        return f'"{clause}" could mean ' + " or ".join(p.path for p, _ in decided) + "; name one of them."
+    param, value = decided[0]
+    if isinstance(value, str):
+        return value
+    # "show the trail at speed 12", "trail on and faster", "show the trail in red": a second change
+    # hides in the clause; doing only the switch would not be what was asked
+    scales = (
+        any(m.group(1) != "add" for m in MORE_RE.finditer(clause))
+        or LESS_RE.search(clause) is not None
+        or any(re.search(rf"\b(?:{words})\b", clause) for words, _ in FACTORS)  # "toggle it twice"
+    )
+    options = [o for p in manifest.parameters.values() for o in p.enum or () if isinstance(o, str)]
+    if number is not None or scales or any(re.search(rf"\b{re.escape(o.lower())}\b", clause) for o in options):
+        return f'"{clause}": I can only turn {param.path} on or off; say the other change in its own clause.'
+    return param.path, value
+
+
+def enum_value(clause: str, ctx: PlannerContext) -> tuple[str, Any, str] | None:
+    hits = []
+    tokens = set(word_tokens(clause))
+    for p in ctx.manifest.parameters.values():
+        if p.enum is None or p.readonly:
+            continue
+        for option in p.enum:
+            if isinstance(option, str) and re.search(rf"\b{re.escape(option.lower())}\b", clause):
+                # "double it" is a factor, not double mode: a word that also scales needs the parameter's
+                # group or the target named beside it ("double pendulum")
+                if re.fullmatch("|".join(f for f, _ in FACTORS), option.lower()):
+                    context = set(word_tokens(p.path.replace(".", " "))) | set(word_tokens(ctx.manifest.id))
+                    if not (tokens - {option.lower()}) & context:
+                        continue
+                hits.append((p.path, option, ""))
+    return hits[0] if len(hits) == 1 else None
+
+
+def _relative(
+    clause: str, manifest: Manifest, param: Parameter | None, current: Mapping[str, Any], number: Number | None
+) -> tuple[str, Any, str] | str | None:
+    factor = next((f for words, f in FACTORS if re.search(rf"\b(?:{words})\b", clause)), None)
+    more, less = MORE_RE.search(clause), LESS_RE.search(clause)
+    if factor is None and not (more or less):
+        return None
+    if more and less:
+        return f'"{clause}": I could not tell whether to increase or decrease.'
+    said = more or less
+    direction = 1 if more else -1 if less else 0
+    if factor is not None and said and (factor > 1) != (direction > 0):
+        return f'"{clause}": a factor of {fmt(factor)} does not go the way "{said.group(1)}" says.'
+    if param is None:
+        hints = (MORE.get(said.group(1)) or LESS.get(said.group(1)) or ()) if said else ()
+        alike = re.search(r"\bas ([a-z]+)\b", clause) if factor is not None and not said else None
+        if alike and alike.group(1) in AS_ADJECTIVES:  # "twice as fast", "half as big"
+            hints = MORE[AS_ADJECTIVES[alike.group(1)]]
+        candidates = [
+            p for p in manifest.parameters.values()
+            if p.type in ("number", "integer") and not p.readonly and set(core_words(p)) & set(hints)
+        ]  # fmt: skip
+        if len(candidates) != 1:
+            return None if not hints and factor is None else f'"{clause}": I could not tell which parameter to change.'
+        param = candidates[0]
+    if param.type not in ("number", "integer"):
+        return f"{param.path} is a {param.type}; I can only scale numbers."
+    now = current.get(param.path, param.value)
+    if not isinstance(now, int | float) or isinstance(now, bool):
+        return f"{param.path} has no numeric current value."
+    unit = number.unit if number else None
+    if unit and param.unit is None and _units.is_physical(unit):
+        return f"{param.path} has no unit; I cannot use {unit} for it."
+    if number is not None and number.others:
+        return f'"{clause}" holds more than one number; I could not tell which one to use.'
+    before = clause[: number.start] if number else ""
+    if factor is not None and number is not None:
+        return f'"{clause}": I could not tell whether to scale {param.path} or set it to {fmt(number.value)}.'
+    note = ""
+    if number is not None:
+        amount = number.value
+        if re.search(r"\bby\s*$", before) and unit in ("%", "percent"):
+            if param.unit and _units.same(param.unit, "%"):
+                return f'"{clause}": {param.path} is in % itself; say the new value instead.'
+            target = now * (1 + direction * amount / 100)
+        elif re.search(r"\bby\s*$", before) or re.fullmatch(r"(?:please )?(?:add|subtract)\s*", before):
+            if unit and param.unit and not _units.same(unit, param.unit):
+                converted = _convert(amount, unit, param, delta=True)
+                if converted is None:
+                    return f"{param.path} is in {param.unit}; I cannot convert {unit} to that."
+                amount = converted
+            target = now + direction * amount
+        elif re.search(r"\bto\s*$", before):  # "increase the speed to 12" sets 12 if that is an increase
+            absolute = _with_unit(param, amount, unit)
+            if isinstance(absolute, str):
+                return absolute
+            if (absolute[1] - now) * direction <= 0:
+                return f'"{clause}": {fmt(absolute[1])} is not {"more" if direction > 0 else "less"} than {fmt(now)}.'
+            return absolute
+        else:
+            return f'"{clause}": I could not tell whether to change {param.path} by {fmt(amount)} or to it.'
+    elif re.search(r"\bby\b", clause):
+        return f'"{clause}": I could not find by how much.'
+    else:
+        if factor is None:
+            if re.search(r"\b(?:a (?:little|bit|touch)|slightly|a tad)\b", clause):
+                factor = 1.1 if direction > 0 else 1 / 1.1
+            elif re.search(r"\b(?:much|a lot|way|far)\b", clause):
+                factor = 2.0 if direction > 0 else 0.5
+            else:
+                factor = 1.25 if direction > 0 else 0.8
+        target = now * factor
+        if now == 0 and direction:
+            step = param.step or (
+                (param.max - param.min) / 10 if param.max is not None and param.min is not None else 1
+            )
+            target = direction * step
+    if param.max is not None and target > param.max:
+        target, note = param.max, f"{param.path} is capped at its maximum {fmt(param.max)}"
+    if param.min is not None and target < param.min:
+        target, note = param.min, f"{param.path} is held at its minimum {fmt(param.min)}"
+    value: Any = round(target) if param.type == "integer" else tidy(target)
+    return param.path, value, note
+
+
+def kept_params(clause: str, manifest: Manifest) -> list[str] | None:
+    """The parameters a clause says to keep as they are ("keeping that drag", "with the same speed"), or
+    None when it is no such clause. A clause with a number ("keep the speed at 12") is a set, as before."""
+    match = KEEP.match(clause)
+    if match is None or read_number(clause, clause, manifest) is not None:
+        return None
+    what = match.group("what") or match.group("same") or match.group("without") or ""
+    params = find_params(what, manifest)
+    if not params:
+        return None
+    named = set(word_tokens(what))
+    for p in params:
+        named -= set(word_tokens(" ".join(name_forms(p)).replace(".", " ").replace("_", " ")))
+    return [p.path for p in params] if named <= KEEP_FILLER else None
+
+
+def _halt(clause: str, ctx: PlannerContext) -> tuple[str, Any, str] | None:
+    """ "stop the ball": the one number parameter whose description says 0 stops it ("How fast the ball
+    travels; 0 stops it"), set to 0; the thing stopped must be what its description or the target names."""
+    match = HALT.match(clause)
+    if match is None:
+        return None
+    thing = match.group("thing") or match.group("made")
+    found = []
+    for p in ctx.manifest.parameters.values():
+        text = f"{p.label or ''} {p.description or ''}".lower()
+        if p.type not in ("number", "integer") or p.readonly or not HALTS.search(text):
+            continue
+        if (p.min is not None and p.min > 0) or (p.max is not None and p.max < 0):
+            continue
+        about = set(word_tokens(f"{text} {ctx.manifest.id} {ctx.manifest.title or ''}".lower()))
+        if thing is None or set(word_tokens(thing)) <= about:
+            found.append(p)
+    if len(found) != 1:
+        return None
+    return found[0].path, 0 if found[0].type == "integer" else 0.0, ""
+
+
+def _unknown_colour(clause: str, manifest: Manifest) -> str | None:
+    """Why a colour the clause names cannot be set: it is not among the options of the colour parameters
+    (enums whose options are CSS colour names); None when the clause names no such colour."""
+    palettes = [
+        p
+        for p in manifest.parameters.values()
+        if p.enum and not p.readonly and sum(isinstance(o, str) and o.lower() in CSS_COLOURS for o in p.enum) >= 2
+    ]
+    options = {str(o).lower() for p in palettes for o in p.enum or ()}
+    named = [w for w in re.findall(r"[a-z]+", clause) if w in CSS_COLOURS and w not in options]
+    if not palettes or not named:
+        return None
+    allowed = "; ".join(f"{p.path}: {', '.join(str(o) for o in p.enum or ())}" for p in palettes)
+    return f"{named[0]} is not one of the colours I can set ({allowed})."

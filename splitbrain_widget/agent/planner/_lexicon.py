@@ -1,0 +1,305 @@
+"""The planner's words: the word tables, the tokenizer, numbers with their units, and how a
+request names a parameter. Shared by the plan and the goals; imports neither."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...core import _units
+from ...manifest import Manifest, Parameter
+
+NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "hundred": 100,
+}  # fmt: skip
+
+SYNONYMS = {
+    "colour": "color", "velocity": "speed", "radius": "size", "trails": "trail", "vector": "vectors",
+    "number": "count", "amount": "count", "friction": "damping", "elevation": "angle",
+    "heat": "temperature", "spring": "stiffness", "g": "gravity",
+}  # fmt: skip
+
+# Words that say "more" / "less" of something, with the parameter name words they surely mean. No
+# hint for "higher" / "lower" / "stronger gravity": which parameter makes a flight higher is a guess.
+MORE = {"faster": ("speed", "rate"), "bigger": ("size",), "larger": ("size",), "heavier": ("mass",),
+         "longer": ("length",), "stronger": ("strength", "force"), "wider": ("width",)}  # fmt: skip
+
+LESS = {"slower": ("speed", "rate"), "smaller": ("size",), "lighter": ("mass",), "shorter": ("length",),
+         "weaker": ("strength", "force"), "narrower": ("width",)}  # fmt: skip
+
+MORE_RE = re.compile(r"\b(increase|raise|more|up|add|bigger|larger|faster|higher|heavier|longer|stronger|wider)\b")
+
+LESS_RE = re.compile(
+    r"\b(decrease|reduce|lower|less|down|smaller|slower|lighter|shorter|weaker|narrower|cut|subtract)\b"
+)
+
+FACTORS = ((r"double|twice", 2.0), (r"triple|thrice|three times", 3.0), (r"halve|half", 0.5))
+
+# "how <word>" questions: the words that name such a measurement and the units it is measured in.
+HOW = {"fast": (("speed", "fast"), ("m/s",)), "far": (("range", "distance", "far"), ("m",)),
+        "high": (("height", "high", "highest", "altitude", "apex", "tall"), ("m",)),
+        "long": (("length", "long", "time", "duration", "period"), ("m", "s")),
+        "big": (("size", "big", "diameter"), ("m",)), "heavy": (("mass", "weight", "heavy"), ("kg",)),
+        "many": (("count", "many"), ())}  # fmt: skip
+
+# Outcome questions ("how high did it get") ask what the page measured, never a parameter.
+OUTCOME = re.compile(r"\b(?:did|was|were|got|reached|went|flew|travell?ed|landed|ended|so far|has|had)\b")
+
+STOP_TOKENS = {"show", "hide", "enable", "disable", "use", "is", "has", "num", "n", "the", "of", "display", "no"}
+
+# Switch words. Those about the thing ("show the trail") flip for a switch whose name is negative
+# ("hide_labels"); those about the switch itself ("turn hide_labels on") never do.
+SEEN_ON = r"show|shows|showing|shown|display|displayed|displaying|visible|unhide|add|draw|drawing"
+
+SEEN_OFF = r"hide|hides|hiding|hidden|invisible|remove|without|no|none"
+
+SWITCH_ON = r"enable|enabled|enabling|activate|activated|on|true|yes"
+
+SWITCH_OFF = r"disable|disabled|disabling|deactivate|deactivated|off|false"
+
+NEGATION = re.compile(r"\b(?:don't|dont|do not|does not|doesn't|not|never|no longer|stop|stopped|avoid)\b")
+
+NEGATIVE_NAMES = {"hide", "hidden", "no", "disable", "disabled", "without", "suppress"}
+
+TOGGLE = re.compile(r"\b(?:toggle|flip)\b")
+
+# Words that may stand beside a switch's own name when the name is the whole request ("show trail please").
+POLITE = {"please", "now", "the", "a", "an", "again", "just", "kindly", "ok", "okay", "thanks", "can", "you",
+           "could", "would", "i", "want", "to", "me"}  # fmt: skip
+
+# Words that may follow a number without being a unit ("speed 12 please").
+AFTER_NUMBER = {"please", "now", "again", "instead", "then", "thanks", "thank", "too", "as", "well", "for",
+                 "at", "on", "with", "to", "if", "so", "ok", "okay", "exactly", "only", "just", "or", "and",
+                 "the", "a", "an", "it", "this", "right", "away", "immediately"}  # fmt: skip
+
+RESET_WORDS = {"to", "the", "all", "everything", "it", "its", "back", "default", "defaults", "value", "values",
+                "setting", "settings", "parameter", "parameters", "original", "initial", "simulation", "sim",
+                "please", "now", "again", "state", "every", "of", "them", "thing", "things", "and", "start",
+                "beginning", "scratch", "for", "me", "whole", "entire", "factory", "over"}  # fmt: skip
+
+BOUND = re.compile(
+    r"\b(?:above|below|over|under|beyond|at least|at most|more than|less than|greater than|fewer than|up to)\s*$"
+)
+
+# Clauses of these words alone carry no request ("ok, ...", "..., thanks").
+GREETINGS = {"ok", "okay", "please", "thanks", "thank", "you", "now", "so", "well", "hi", "hello", "hey"}
+
+NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+# "twice as fast": the adjective of a comparative of MORE, whose hints it shares.
+AS_ADJECTIVES = {"fast": "faster", "big": "bigger", "large": "larger", "heavy": "heavier", "long": "longer",
+                  "strong": "stronger", "wide": "wider"}  # fmt: skip
+
+# "keeping that drag", "with the same drag", "without changing the drag": a parameter the request keeps.
+KEEP = re.compile(
+    r"^(?:(?:while|and) )?(?:keep|keeping|hold|holding|leave|leaving|fix|fixing) (?P<what>.+?)"
+    r"(?: (?:fixed|constant|unchanged|the same|as it is|as is|where it is|alone|as before|as they are))?$|"
+    r"^(?:(?:while|and) )?(?:with|at) the same (?P<same>.+)$|"
+    r"^(?:(?:while|and) )?without (?:changing|touching|altering|moving) (?P<without>.+)$"
+)
+
+KEEP_FILLER = {"the", "that", "this", "these", "those", "its", "my", "same", "current", "value", "values", "setting"}
+
+# "stop the ball", "make it stop": a parameter whose description says that 0 stops it.
+HALT = re.compile(
+    r"^(?:please )?(?:stop|halt|freeze) (?:it|the (?P<thing>[a-z]+))(?: (?:moving|from moving|in place|where it is))?$|"
+    r"^(?:please )?make (?:it|the (?P<made>[a-z]+)) (?:stop|halt|freeze|stand still)(?: moving)?$"
+)
+
+HALTS = re.compile(r"\b(?:0|zero) (?:stops|halts|freezes)\b")
+
+# CSS colour names: a colour the user names that is not among a colour parameter's options is refused
+# as such ("cyan is not one of the colours"), not as a request not understood.
+CSS_COLOURS = frozenset({
+    "aliceblue", "antiquewhite", "aqua", "aquamarine", "azure", "beige", "bisque", "black", "blanchedalmond",
+    "blue", "blueviolet", "brown", "burlywood", "cadetblue", "chartreuse", "chocolate", "coral", "cornflowerblue",
+    "cornsilk", "crimson", "cyan", "darkblue", "darkcyan", "darkgoldenrod", "darkgray", "darkgreen", "darkgrey",
+    "darkkhaki", "darkmagenta", "darkolivegreen", "darkorange", "darkorchid", "darkred", "darksalmon",
+    "darkseagreen", "darkslateblue", "darkslategray", "darkslategrey", "darkturquoise", "darkviolet", "deeppink",
+    "deepskyblue", "dimgray", "dimgrey", "dodgerblue", "firebrick", "floralwhite", "forestgreen", "fuchsia",
+    "gainsboro", "ghostwhite", "gold", "goldenrod", "gray", "green", "greenyellow", "grey", "honeydew", "hotpink",
+    "indianred", "indigo", "ivory", "khaki", "lavender", "lavenderblush", "lawngreen", "lemonchiffon", "lightblue",
+    "lightcoral", "lightcyan", "lightgoldenrodyellow", "lightgray", "lightgreen", "lightgrey", "lightpink",
+    "lightsalmon", "lightseagreen", "lightskyblue", "lightslategray", "lightslategrey", "lightsteelblue",
+    "lightyellow", "lime", "limegreen", "linen", "magenta", "maroon", "mediumaquamarine", "mediumblue",
+    "mediumorchid", "mediumpurple", "mediumseagreen", "mediumslateblue", "mediumspringgreen", "mediumturquoise",
+    "mediumvioletred", "midnightblue", "mintcream", "mistyrose", "moccasin", "navajowhite", "navy", "oldlace",
+    "olive", "olivedrab", "orange", "orangered", "orchid", "palegoldenrod", "palegreen", "paleturquoise",
+    "palevioletred", "papayawhip", "peachpuff", "peru", "pink", "plum", "powderblue", "purple", "rebeccapurple",
+    "red", "rosybrown", "royalblue", "saddlebrown", "salmon", "sandybrown", "seagreen", "seashell", "sienna",
+    "silver", "skyblue", "slateblue", "slategray", "slategrey", "snow", "springgreen", "steelblue", "tan", "teal",
+    "thistle", "tomato", "turquoise", "violet", "wheat", "white", "whitesmoke", "yellow", "yellowgreen"
+})  # fmt: skip
+
+# "press run", "click reset the simulation", "run the launch action": a button of the page, by its action.
+POLITE_LEAD = r"^(?:(?:please|can you|could you|kindly|now) )+"  # what may come before a request's verb
+
+ACTION_VERB = re.compile(
+    POLITE_LEAD.replace("+", "*", 1) + r"(?P<verb>press|click|hit|push|tap|trigger|run|do|perform|fire)"
+    r"(?: on)? (?:the )?(?P<what>.+?)(?: (?:button|action))?$"
+)
+
+BUTTON_VERBS = {"press", "click", "hit", "push", "tap"}  # these name a button: no action matching is a refusal
+
+ACTION_FILLER = {"the", "a", "an", "it", "please", "now", "again", "simulation", "sim", "page", "button", "action",
+                  "for", "me", "once", "this", "that"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Number:
+    """The number in a clause, the unit written after it (case kept) and where both are."""
+
+    value: float
+    unit: str | None
+    start: int
+    unit_start: int
+    end: int
+    word: str | None  # the word after the number when it is not a unit
+    others: int  # how many more numbers the clause holds outside this one and its unit
+
+
+def normalise(text: str) -> str:
+    """Trimmed, one space between words, "colour" -> "color"; the case is kept for units (mm / Mm)."""
+    out = re.sub(r"colour", "color", text.strip().replace("’", "'"), flags=re.IGNORECASE)
+    out = re.sub(r"[!.]+$", "", out).strip()
+    return re.sub(r"\s+", " ", out)
+
+
+def split_clauses(request: str, raw: str) -> list[tuple[str, str]]:
+    """The request split into clauses, each lower-cased and as written."""
+    # "but" and "except" split too: "show the trail but make it red" is two requests, and "anything but
+    # red" leaves "anything", which is refused, instead of setting red
+    separator = re.compile(
+        r"\s*(?:,|;|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b|\bplus\b|\bbut\b|\bexcept\b)\s*"
+    )
+    out, start = [], 0
+    for match in [*separator.finditer(request), None]:
+        end = match.start() if match else len(request)
+        if request[start:end].strip():
+            out.append((request[start:end].strip(), raw[start:end].strip()))
+        start = match.end() if match else end
+    return out
+
+
+def word_tokens(text: str) -> list[str]:
+    words = re.findall(r"[a-z][a-z0-9_]*", text)
+    out = []
+    for w in words:
+        w = SYNONYMS.get(w, w)
+        out.append(w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w)
+    return out
+
+
+def core_words(param: Parameter) -> list[str]:
+    tokens = [SYNONYMS.get(t, t) for t in param.name.lower().split("_")]
+    core = [t[:-1] if len(t) > 4 and t.endswith("s") and not t.endswith("ss") else t for t in tokens]
+    return [t for t in core if t not in STOP_TOKENS] or core
+
+
+def name_forms(param: Parameter) -> list[str]:
+    """The ways a request names a parameter itself, longest first: path, name, its words, label."""
+    name = param.name.lower()
+    words = name.replace("_", " ")
+    forms = {param.path.lower(), name, words}
+    if "." in param.path:
+        group = param.path.lower().rsplit(".", 2)[-2]
+        forms |= {f"{group} {words}", f"{group} {name}"}
+    if param.label:
+        forms.add(normalise(param.label).lower())
+    return sorted(forms, key=len, reverse=True)
+
+
+def mentions_of(clause: str, manifest: Manifest, skip: tuple[int, int] | None) -> list[tuple[Parameter, int, int]]:
+    """Parameters the clause names by one of their forms, with the span of the longest such mention.
+
+    A mention inside a longer mention of another parameter does not count ("perception" inside
+    "show perception"), nor one inside the unit after the number ("2 x" is a time scale, not probe x).
+    """
+    found: list[tuple[Parameter, int, int]] = []
+    for p in manifest.parameters.values():
+        best: tuple[int, int] | None = None
+        for form in name_forms(p):
+            for m in re.finditer(rf"(?<![\w.]){re.escape(form)}(?!\w)", clause):
+                if skip and m.start() < skip[1] and m.end() > skip[0]:
+                    continue
+                if best is None or m.end() - m.start() > best[1] - best[0]:
+                    best = (m.start(), m.end())
+        if best:
+            found.append((p, *best))
+    return [f for f in found if not any(o[1] <= f[1] and f[2] <= o[2] and o[2] - o[1] > f[2] - f[1] for o in found)]
+
+
+def find_params(clause: str, manifest: Manifest, skip: tuple[int, int] | None = None) -> list[Parameter]:
+    """Parameters the clause names (by path, name, label, or all the leaf's words)."""
+    mentioned = mentions_of(clause, manifest, skip)
+    if mentioned:
+        return [p for p, _, _ in mentioned]
+    if skip:
+        clause = clause[: skip[0]] + " " + clause[skip[1] :]
+    tokens = set(word_tokens(clause))
+    hits = [p for p in manifest.parameters.values() if set(core_words(p)) <= tokens]
+    if len(hits) > 1:  # prefer the parameters whose every word is named over those named by one word
+        best = max(len(core_words(p)) for p in hits)
+        hits = [p for p in hits if len(core_words(p)) == best]
+    return hits
+
+
+def manifest_units(manifest: Manifest) -> set[str]:
+    units = {p.unit for p in manifest.parameters.values() if p.unit}
+    return {u.lower() for u in units | {o.unit for o in manifest.observables.values() if o.unit}}
+
+
+def is_unit(text: str, manifest: Manifest) -> bool:
+    return _units.is_unit(text) or _units.is_unit(text.lower()) or text.lower() in manifest_units(manifest)
+
+
+def read_number(clause: str, raw: str, manifest: Manifest) -> Number | None:
+    """The first number in the clause (digits or a number word) and the unit written after it."""
+    spans = [(m.start(), m.end(), float(m.group(0))) for m in NUMBER_RE.finditer(clause)]
+    words = [
+        (m.start(), m.end(), float(NUMBER_WORDS[m.group(0)]))
+        for m in re.finditer(rf"\b(?:{'|'.join(NUMBER_WORDS)})\b", clause)
+    ]
+    spans = sorted(spans + words)
+    if not spans:
+        return None
+    start, end, value = spans[0]
+    unit, unit_start, word = None, end, None
+    after = list(re.finditer(r"\S+", raw[end:]))[:4]
+    if after:
+        for k in range(len(after), 0, -1):
+            text = raw[end + after[0].start() : end + after[k - 1].end()].rstrip("?!.,;:")
+            if k > 1 and not (_units.is_phrase(text) or text.lower() in manifest_units(manifest)):
+                continue  # "m please" is metres; pint would read "m s" as metre-seconds
+            if text and is_unit(text, manifest):
+                unit, unit_start, end = text, end + after[0].start(), end + after[0].start() + len(text)
+                break
+        else:
+            first = after[0].group(0).rstrip("?!.,;:").lower()
+            word = first if re.fullmatch(r"[a-z']+", first) else None
+    others = sum(1 for s, e, _ in spans[1:] if not (s >= unit_start and e <= end))
+    return Number(value, unit, start, unit_start, end, word, others)
+
+
+BY_AMOUNT = re.compile(r"\b(?:remove|take away|delete|drop|kill|lose|get rid of)\b")
+
+
+def counted_param(number: Number, manifest: Manifest) -> Parameter | None:
+    """The one whole-number parameter that counts what the word after the number names ("300 boids":
+    the parameter labelled "Number of boids", or named num_boids / boid_count)."""
+    word = number.unit or number.word
+    if not word:
+        return None
+    noun = word_tokens(word.lower())
+    hits = []
+    for p in manifest.parameters.values():
+        if p.type != "integer" or p.readonly:
+            continue
+        label = re.fullmatch(r"(?:the )?(?:number|count|amount) of (?:the )?([a-z]+)", (p.label or "").lower())
+        name = re.fullmatch(r"(?:num|n|number)_([a-z]+)|([a-z]+)_(?:count|number)", p.name.lower())
+        nouns = [g for m in (label, name) if m for g in m.groups() if g]
+        if any(word_tokens(n) == noun for n in nouns):
+            hits.append(p)
+    return hits[0] if len(hits) == 1 else None

@@ -1,0 +1,166 @@
+"""A manifest's parts: a parameter (its type, unit, range, binding and the coercion of its values),
+an observable and an action."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    model_serializer,
+    model_validator,
+)
+
+from ._binding_model import ActionBinding, ObservableRead, ParameterBinding
+from ._coerce import MAX_ARRAY_LENGTH, ItemType, ParamType, check_scalar, coerce_value
+from ._errors import ParameterError, detail
+from ._names import plain_name
+
+
+class Action(BaseModel):
+    """Something a target can be told to do (``run``, ``reset_view``), by name.
+
+    On a bound page ``bind`` says how (click a button, call a function); any other page handles
+    actions itself with ``SplitBrain.onAction``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(strict=True), AfterValidator(plain_name)]
+    description: str | None = None
+    label: str | None = None
+    bind: ActionBinding | None = None
+
+
+class Parameter(BaseModel):
+    """One steerable value of a target, with its type, unit, range and default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: ParamType
+    value: Any = None
+    unit: str | None = None
+    label: str | None = None
+    description: str | None = None
+    min: float | None = None
+    max: float | None = None
+    step: float | None = Field(default=None, gt=0)
+    enum: list[Any] | None = Field(default=None, min_length=1)
+    readonly: StrictBool = False
+    length: int | None = Field(default=None, ge=1, le=MAX_ARRAY_LENGTH)
+    items: ItemType | None = None
+    bind: ParameterBinding | None = None
+    path: str = Field(default="", exclude=True)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Parameter:
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min:g}) is greater than max ({self.max:g})")
+        numeric = self.type in ("number", "integer") or self.item_type in ("number", "integer")
+        for bound in ("min", "max", "step"):
+            if getattr(self, bound) is not None and not numeric:
+                raise ValueError(f"'{bound}' applies only to number, integer or numeric array parameters")
+        if (self.length is not None or self.items is not None) and self.type != "array":
+            raise ValueError("'length' and 'items' apply only to array parameters")
+        if self.enum is not None:
+            if self.type == "array":
+                raise ValueError("'enum' does not apply to array parameters")
+            for i, option in enumerate(self.enum):
+                try:
+                    check_scalar(self, self.type, option, "enum entry")
+                except ParameterError as exc:
+                    raise ValueError(f"@enum.{i}: {detail(exc)}") from None
+        if self.bind is not None and self.bind.selector is not None and self.type == "array":
+            raise ValueError("@bind.selector: a form control holds one value; bind an array parameter to a global")
+        if self.value is None:
+            raise ValueError("@value: the default value is required")
+        # The default must satisfy the parameter's own schema.
+        try:
+            object.__setattr__(self, "value", coerce_value(self, self.value, "default value"))
+        except ParameterError as exc:
+            raise ValueError(f"@value: default {detail(exc)}") from None
+        return self
+
+    @property
+    def name(self) -> str:
+        """The leaf name (last segment of the dotted path)."""
+        return self.path.rsplit(".", 1)[-1]
+
+    @property
+    def item_type(self) -> str | None:
+        """The element type of an array parameter (declared, or inferred from the default)."""
+        if self.type != "array":
+            return None
+        if self.items is not None:
+            return self.items
+        if isinstance(self.value, list | tuple) and self.value:
+            if all(isinstance(v, bool) for v in self.value):
+                return "boolean"
+            if all(isinstance(v, str) for v in self.value):
+                return "string"
+        return "number"
+
+    def describe(self) -> str:
+        """What a valid value looks like, in words: ``number in m/s, 0..50``."""
+        kind = f"array of {self.length or 'any number of'} {self.item_type}s" if self.type == "array" else self.type
+        parts = [kind]
+        if self.unit:
+            parts.append(f"in {self.unit}")
+        if self.min is not None or self.max is not None:
+            lo = "-inf" if self.min is None else f"{self.min:g}"
+            hi = "inf" if self.max is None else f"{self.max:g}"
+            parts.append(f"from {lo} to {hi}")
+        if self.enum is not None:
+            parts.append("one of " + ", ".join(json.dumps(e) for e in self.enum))
+        return " ".join(parts)
+
+    def coerce(self, value: Any) -> Any:
+        """Return ``value`` validated against this parameter, or raise :class:`ParameterError`."""
+        if self.readonly:
+            raise ParameterError(
+                "readonly",
+                f"{self.path} is read-only and cannot be set",
+                name=self.path,
+                hint="read it with get_parameters",
+            )
+        return self.check_value(value)
+
+    def check_value(self, value: Any) -> Any:
+        """Like :meth:`coerce`, but a read-only parameter's value is checked rather than refused."""
+        return coerce_value(self, value, "value")
+
+
+class Observable(BaseModel):
+    """A quantity the target reports in its state (for example ``range`` in m).
+
+    ``depends_on`` names the parameters that move it (dotted paths, most influential first); the
+    manifest checks them against its parameters. ``settles_in`` says how many simulated seconds
+    after a change it takes to show the change's effect (a flock's mean speed); a goal seeker lets
+    that much time pass before it reads it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(strict=True), AfterValidator(plain_name)]
+    unit: str | None = None
+    depends_on: tuple[str, ...] = ()
+    settles_in: float | None = Field(default=None, gt=0, le=3600, strict=True)
+    description: str | None = None
+    read: ObservableRead | None = None
+
+    @model_serializer(mode="wrap")
+    def _serialise(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``depends_on`` dumps as a list, and not at all when empty."""
+        out: dict[str, Any] = handler(self)
+        if "depends_on" in out:
+            if self.depends_on:
+                out["depends_on"] = list(self.depends_on)
+            else:
+                del out["depends_on"]
+        return out
