@@ -8,18 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .manifest import Manifest, ManifestError, Observable, Parameter, ParameterError
-from .manifest.registry import Target, TargetError, TargetInfo, list_targets, load_target
-from .protocol import PROTOCOL_VERSION, ErrorInfo, ToolResult
-
 # Not behind __getattr__: the function shares its module's name, and a lazy attribute would be
 # replaced by the module the moment anything imported splitbrain_widget.sweep. The module itself is
-# light (pandas and tqdm come with a sweep's run, dask only with a client).
+# light (the manifest, pandas and tqdm come with a sweep's run, dask only with a client).
 from .sweep import sweep
 
 if TYPE_CHECKING:
     from .agent import Agent, AgentResult, Skill, SkillError
     from .headless import HeadlessTarget
+    from .manifest import Manifest, ManifestError, Observable, Parameter, ParameterError
+    from .manifest.registry import Target, TargetError, TargetInfo, list_targets, load_target
+    from .protocol import PROTOCOL_VERSION, ErrorInfo, ToolResult
     from .widget import TargetWidget
 
 __version__ = "0.1.0"
@@ -53,7 +52,22 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "splitbrain_widget._server_extension"}]
 
 
+# Where each lazily imported public name lives: ``import splitbrain_widget`` builds no pydantic
+# model and loads no widget, agent, pint, pandas or playwright (benchmarks/costs.py measures it).
+_LAZY = {
+    **dict.fromkeys(("Manifest", "ManifestError", "Observable", "Parameter", "ParameterError"), "manifest"),
+    **dict.fromkeys(("Target", "TargetError", "TargetInfo", "list_targets", "load_target"), "manifest.registry"),
+    **dict.fromkeys(("PROTOCOL_VERSION", "ErrorInfo", "ToolResult"), "protocol"),
+}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value  # once: later lookups find it without this hook
+        return value
     # The widget pulls in anywidget and ipywidgets: import it only when asked for.
     if name == "TargetWidget":
         from .widget import TargetWidget

@@ -23,7 +23,7 @@ from .hosts._headless_engine import HeadlessError
 from .widget import TargetWidget
 
 if TYPE_CHECKING:
-    from .hosts._headless_engine import HeadlessPage
+    from .hosts._headless_page import HeadlessPage
 
 log = logging.getLogger("splitbrain_widget.headless")
 

@@ -569,13 +569,119 @@ def _describe(exc: ValidationError, content: Mapping[str, Any], *, tagged: bool 
     return f"bad {kind!r} message: {'.'.join(parts) or 'kind'}: {first['msg']}"
 
 
+# -- headless engine <-> host page (docs/protocol.md section 4) ---------------------------------
+# Spoken only between the engine and the host page it ships with, never between versions: in the
+# schema's $defs (EngineToHostPage, HostPageToEngine), not among its top-level directions. The
+# engine checks what the host page sends by hand, state by state (hosts/_headless_page.py), so
+# that a sampled advance is bounded as it arrives; these types say what that code accepts.
+
+
+class HostSendOp(TypedDict):
+    """A kernel -> view message of section 1, as the comm would deliver it."""
+
+    op: Literal["send"]
+    msg: dict[str, Any]
+
+
+class HostValuesOp(TypedDict):
+    """The ``values`` trait changed."""
+
+    op: Literal["values"]
+    values: dict[str, Any]
+
+
+class HostReloadOp(TypedDict):
+    """Load the page again, ``html`` replacing it when given."""
+
+    op: Literal["reload"]
+    html: NotRequired[str]
+
+
+class HostHeightOp(TypedDict):
+    """The iframe's height in pixels (the notebook view's sandbox frame sends it)."""
+
+    op: Literal["height"]
+    px: Annotated[float, Field(ge=0)]
+
+
+class HostAdvanceOp(TypedDict):
+    """Run the page's virtual clock ``ms`` forward (in steps of ``every`` ms when given)."""
+
+    op: Literal["advance"]
+    token: Annotated[str, Field(min_length=1)]
+    ms: Annotated[float, Field(ge=0)]
+    every: NotRequired[Annotated[float, Field(gt=0)]]
+    max_chars: NotRequired[Annotated[int, Field(gt=0)]]
+
+
+class HostCancelOp(TypedDict):
+    """The engine gave up on advance ``token``."""
+
+    op: Literal["cancel"]
+    token: Annotated[str, Field(min_length=1)]
+
+
+HostOp = HostSendOp | HostValuesOp | HostReloadOp | HostHeightOp | HostAdvanceOp | HostCancelOp
+_host_op: TypeAdapter[HostOp] = TypeAdapter(Annotated[HostOp, Field(discriminator="op")])
+
+
+class AdvanceOk(TypedDict):
+    """A plain advance ended: the page's state then."""
+
+    ok: Literal[True]
+    state: dict[str, Any]
+
+
+class SampledAdvanceOk(TypedDict):
+    """A sampled advance ended: the states no ``_samples`` part carried, and the number of steps."""
+
+    ok: Literal[True]
+    states: list[Any]
+    samples: Annotated[int, Field(ge=1)]
+
+
+class AdvanceFailed(TypedDict):
+    """An advance refused, cancelled or failed."""
+
+    ok: Literal[False]
+    error: ErrorInfo
+
+
+class AdvanceResultMessage(TypedDict):
+    """Advance ``token`` ended, once per ``advance`` op."""
+
+    kind: Literal["_advance"]
+    view_id: str
+    token: str
+    result: AdvanceOk | SampledAdvanceOk | AdvanceFailed
+
+
+class AdvanceSamplesMessage(TypedDict):
+    """The next states of the sampled advance ``token``, in step order, while it runs."""
+
+    kind: Literal["_samples"]
+    view_id: str
+    token: str
+    states: list[Any]
+
+
+HostPageMessage = AdvanceResultMessage | AdvanceSamplesMessage
+_host_page_message: TypeAdapter[HostPageMessage] = TypeAdapter(Annotated[HostPageMessage, Field(discriminator="kind")])
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of every kernel <-> view message, as committed in
-    ``docs/protocol.schema.json``: ``#/$defs/KernelToView`` and ``#/$defs/ViewToKernel``, one per direction.
+    ``docs/protocol.schema.json``: ``#/$defs/KernelToView`` and ``#/$defs/ViewToKernel``, one per direction,
+    and the headless engine's ``#/$defs/EngineToHostPage`` and ``#/$defs/HostPageToEngine`` (section 4).
 
     pydantic's OpenAPI ``discriminator`` annotations are left out: ``oneOf`` says the same in plain JSON Schema.
     """
-    directions: dict[str, TypeAdapter[Any]] = {"KernelToView": _kernel_message, "ViewToKernel": _view_message}
+    directions: dict[str, TypeAdapter[Any]] = {
+        "KernelToView": _kernel_message,
+        "ViewToKernel": _view_message,
+        "EngineToHostPage": _host_op,
+        "HostPageToEngine": _host_page_message,
+    }
     tops, definitions = TypeAdapter.json_schemas(
         [(name, "validation", adapter) for name, adapter in directions.items()], ref_template="#/$defs/{model}"
     )

@@ -24,14 +24,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .features import _observables
-from .manifest import Manifest, ParameterError
-from .manifest.registry import Target, load_target
-
 if TYPE_CHECKING:
     import pandas
 
     from .features._sweep_pages import Outcome, Plan
+    from .manifest import Manifest
+    from .manifest.registry import Target
     from .widget import TargetWidget
 
 __all__ = ["sweep"]
@@ -106,6 +104,7 @@ def sweep(
 
 def _resolve_target(target: Any) -> tuple[Target, str, dict[str, Any]]:
     """The target, what a page opens it by (a built-in's id, else its page's path), and the base values."""
+    from .manifest.registry import load_target
     from .widget import TargetWidget
 
     base: dict[str, Any] = {}
@@ -129,6 +128,8 @@ def _resolve_target(target: Any) -> tuple[Target, str, dict[str, Any]]:
 
 def _expand(grid: Any, manifest: Manifest) -> tuple[list[str], set[str], list[dict[str, Any]]]:
     """The grid's names, the parameter paths they name, and every combination of their values in order."""
+    from .manifest import ParameterError
+
     if not isinstance(grid, Mapping):
         raise TypeError(f"sweep(grid=...) takes a mapping of parameter name -> values, got {type(grid).__name__}")
     if not grid:
@@ -174,6 +175,8 @@ def _plain(value: Any) -> Any:
 
 def _measure_names(measure: Any, manifest: Manifest, keys: Sequence[str]) -> tuple[str, ...] | None:
     """The observables to keep; None for every state key that is not a parameter (no observables declared)."""
+    from .features import _observables
+
     names = _observables.names(measure, manifest, "sweep(measure=...)")
     if names is None:
         names = list(manifest.observables)

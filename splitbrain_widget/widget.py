@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     import pandas
 
     from .hosts._headless import HeadlessFallback
-    from .hosts._headless_engine import HeadlessPage, Keep
+    from .hosts._headless_page import HeadlessPage, Keep
 
 log = logging.getLogger("splitbrain_widget")
 
@@ -401,7 +401,7 @@ class TargetWidget(anywidget.AnyWidget):
         return await self._ops.aaudited("advance", _advance_arguments(seconds, every), run, _advanced)
 
     def _advance_timeout(self, timeout: float | None) -> float:
-        from .hosts._headless_engine import ADVANCE_BUDGET_S
+        from .hosts._headless_page import ADVANCE_BUDGET_S
 
         return timeout if timeout is not None else self.timeout + ADVANCE_BUDGET_S
 

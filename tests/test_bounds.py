@@ -7,7 +7,7 @@ import json
 import pytest
 
 from splitbrain_widget import _bounds, registry
-from splitbrain_widget.hosts._headless_engine import _Samples
+from splitbrain_widget.hosts._headless_page import _Samples
 from splitbrain_widget.protocol import OkReply, StateEvent, bounded_state, parse_view_message
 
 

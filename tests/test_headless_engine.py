@@ -20,7 +20,9 @@ import pytest
 
 from splitbrain_widget import registry
 from splitbrain_widget.hosts import _headless_engine as engine_mod
-from splitbrain_widget.hosts._headless_engine import HeadlessError, HeadlessPage, HeadlessUnavailable
+from splitbrain_widget.hosts import _headless_page as page_mod
+from splitbrain_widget.hosts._headless_engine import HeadlessError, HeadlessUnavailable
+from splitbrain_widget.hosts._headless_page import HeadlessPage
 
 from .browser_env import run_async
 
@@ -115,7 +117,7 @@ def target_html(target_id: str) -> str:
 def test_missing_chromium_is_reported_at_once_with_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(engine_mod.ENV_CHROMIUM, raising=False)
     monkeypatch.setattr(engine_mod.shutil, "which", lambda name: None)
-    monkeypatch.setattr(engine_mod._Engine, "_instance", None)  # as in a process that never started one
+    monkeypatch.setattr(engine_mod.Engine, "_instance", None)  # as in a process that never started one
     started = time.monotonic()
     with pytest.raises(HeadlessUnavailable) as info:
         HeadlessPage("<html></html>", on_message=lambda m: None, values={}, virtual_time=False)
@@ -124,7 +126,7 @@ def test_missing_chromium_is_reported_at_once_with_the_install_hint(monkeypatch:
     text = str(info.value)
     assert "Chromium" in text and "apt-get install chromium" in text and "never `playwright install`" in text
     assert engine_mod.ENV_CHROMIUM in text
-    assert engine_mod._Engine._instance is None, "no engine was started"
+    assert engine_mod.Engine._instance is None, "no engine was started"
 
 
 def test_a_wrong_chromium_path_names_the_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
@@ -548,6 +550,37 @@ SplitBrain.ready();
 
 
 @browser
+def test_the_engine_and_the_host_page_speak_section_4_as_the_schema_says(
+    open_page: Callable[..., Opened], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every op the engine sends and every ``_advance`` / ``_samples`` the host page sends back, in a
+    plain, a sampled (in parts) and a refused advance, validates against the schema's section 4."""
+    from splitbrain_widget import protocol
+
+    ops: list[dict[str, Any]] = []
+    heard: list[dict[str, Any]] = []
+    push, hear = HeadlessPage._push, HeadlessPage._from_host
+    monkeypatch.setattr(HeadlessPage, "_push", lambda self, op: (ops.append(op), push(self, op))[1])
+    monkeypatch.setattr(HeadlessPage, "_from_host", lambda self, m: (heard.append(m), hear(self, m))[1])
+    page, _inbox = open_page(fixture_page(COUNTING + "SplitBrain.onState(() => ({ pad: 'x'.repeat(100000) }));"))
+    page.set_values({"speed": 3})
+    page.advance(0.5)
+    page.advance(2, every=0.1)  # 20 states of 100 kB: more than one _samples part
+    page.reload()
+    page.advance(0.1)
+    kinds = [m["kind"] for m in heard if m.get("kind", "").startswith("_")]
+    assert kinds.count("_advance") == 3 and "_samples" in kinds, kinds
+    for message in heard:
+        if message.get("kind", "").startswith("_"):
+            protocol._host_page_message.validate_python(message)
+    assert {op["op"] for op in ops} >= {"values", "advance", "reload"}, ops
+    for op in ops:
+        protocol._host_op.validate_python(op)
+    with pytest.raises(ValueError):  # the schema refuses what the host page would refuse
+        protocol._host_op.validate_python({"op": "advance", "token": "a1", "ms": -1})
+
+
+@browser
 def test_a_sampled_advance_returns_the_state_after_each_step(open_page: Callable[..., Opened]) -> None:
     page, _inbox = open_page(fixture_page(COUNTING))
     start = page.advance(0)
@@ -609,7 +642,7 @@ def test_a_sampled_advance_with_big_states_comes_in_parts_and_its_size_is_bounde
     assert info.value.code == "target_error" and "more than 1000000 characters" in info.value.message
     assert "after 10 of 30 steps" in info.value.message
     assert not page._advances and not page._sampled, "nothing of it is left behind"
-    page.max_sample_chars = engine_mod.MAX_SAMPLE_CHARS
+    page.max_sample_chars = page_mod.MAX_SAMPLE_CHARS
     assert page.advance(0.1)["now"] > 4100, "the page runs on (past the steps the failed advance had posted)"
 
 
@@ -624,11 +657,11 @@ def test_a_sampled_advance_refuses_too_many_samples_or_a_bad_every_at_once(
         with pytest.raises(ValueError, match=r"every=\.\.\.\) takes a finite number of seconds > 0"):
             page.advance(1, every=every)
     assert not page._advances and page.advance(0)["now"] == 0, "nothing was sent"
-    monkeypatch.setattr(engine_mod, "MAX_SAMPLES", 10)
+    monkeypatch.setattr(page_mod, "MAX_SAMPLES", 10)
     assert len(page.advance(1, every=0.1)) == 10  # the cap itself is allowed
     with pytest.raises(ValueError, match=r"11 samples, more than the 10 of one advance"):
         page.advance(1.05, every=0.1)
-    monkeypatch.setattr(engine_mod, "MAX_SAMPLES", 200_000)  # past the engine's check: the host's own
+    monkeypatch.setattr(page_mod, "MAX_SAMPLES", 200_000)  # past the engine's check: the host's own
     with pytest.raises(HeadlessError) as info:
         page.advance(100.001, every=0.001)
     assert info.value.code == "invalid_value" and "more than the 100000 of one advance" in info.value.message
@@ -719,7 +752,7 @@ def test_the_answer_to_a_sampled_advance_is_checked_before_it_is_returned() -> N
 
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         page._advances[token] = future
-        page._sampled[token] = engine_mod._Samples(expected)
+        page._sampled[token] = page_mod._Samples(expected)
         return future
 
     def answer(token: str, states: list[Any]) -> Message:
@@ -737,8 +770,8 @@ def test_the_answer_to_a_sampled_advance_is_checked_before_it_is_returned() -> N
         error = future.exception(0)
         assert isinstance(error, HeadlessError) and error.code == "internal_error" and why in error.message
     assert not page._advances and not page._sampled
-    assert engine_mod._samples(60_000, 100) == 600 and engine_mod._samples(1000, 300) == 4
-    assert engine_mod._samples(0, 100) == 1 and engine_mod._samples(300 * 0.1 * 1000, 0.1 * 1000) == 300
+    assert page_mod._samples(60_000, 100) == 600 and page_mod._samples(1000, 300) == 4
+    assert page_mod._samples(0, 100) == 1 and page_mod._samples(300 * 0.1 * 1000, 0.1 * 1000) == 300
 
 
 # -- lifecycle -----------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ def no_chromium(monkeypatch: pytest.MonkeyPatch) -> None:
     """A machine without Chromium, in a process that never started the headless engine."""
     monkeypatch.delenv(engine_mod.ENV_CHROMIUM, raising=False)
     monkeypatch.setattr(engine_mod.shutil, "which", lambda name: None)
-    monkeypatch.setattr(engine_mod._Engine, "_instance", None)
+    monkeypatch.setattr(engine_mod.Engine, "_instance", None)
 
 
 @pytest.fixture
@@ -298,12 +298,12 @@ def test_a_browser_that_fails_to_start_ends_the_call_with_the_reason(
     fake.write_text("#!/bin/sh\nexit 3\n")
     fake.chmod(0o755)
     monkeypatch.setenv(engine_mod.ENV_CHROMIUM, str(fake))
-    monkeypatch.setattr(engine_mod._Engine, "_instance", None)  # a fresh engine, on the broken browser
+    monkeypatch.setattr(engine_mod.Engine, "_instance", None)  # a fresh engine, on the broken browser
     sim = widgets(headless=True)
     try:
         result = sim.set_parameter("count", 7, timeout=120)
     finally:
-        broken = engine_mod._Engine._instance
+        broken = engine_mod.Engine._instance
         if broken is not None:
             broken.loop.call_soon_threadsafe(broken.loop.stop)
     assert result.error is not None and result.error.code == "not_ready", result

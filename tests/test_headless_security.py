@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 
 from splitbrain_widget import registry
-from splitbrain_widget.hosts._headless_engine import BINDING, HeadlessError, HeadlessPage
+from splitbrain_widget.hosts._headless_engine import BINDING, HeadlessError
+from splitbrain_widget.hosts._headless_page import HeadlessPage
 
 from .browser import hostile_targets
 from .browser.harness import wait_for

@@ -150,7 +150,7 @@ def test_a_policy_mistake_is_no_way_out_headless(log: hostile.RequestLog, tmp_pa
     raw) reaches nothing: the browser's proxy refuses and counts its requests; and a page whose
     manifest relaxes its policy reaches what it names and nothing else."""
     from splitbrain_widget import registry
-    from splitbrain_widget.hosts._headless_engine import HeadlessPage
+    from splitbrain_widget.hosts._headless_page import HeadlessPage
 
     page_html = f"""<!doctype html><script>fetch("{log.url}/no-policy").catch(() => {{}});
       new Image().src = "{log.url}/no-policy-img";
@@ -178,9 +178,9 @@ def test_a_policy_mistake_is_no_way_out_headless(log: hostile.RequestLog, tmp_pa
 
 
 def gate() -> Any:
-    from splitbrain_widget.hosts._headless_engine import _Engine
+    from splitbrain_widget.hosts._headless_engine import Engine
 
-    engine = _Engine.get()
+    engine = Engine.get()
     engine._launched.result(timeout=60)
     return engine._gate
 
@@ -200,7 +200,8 @@ SLOW_FRAMES = """<!doctype html><script>
 
 
 def test_an_advance_that_ends_leaves_nothing_running_and_a_stopped_page_fails_at_once(tmp_path: Path) -> None:
-    from splitbrain_widget.hosts._headless_engine import ADVANCE_BUDGET_S, HeadlessError
+    from splitbrain_widget.hosts._headless_engine import HeadlessError
+    from splitbrain_widget.hosts._headless_page import ADVANCE_BUDGET_S
 
     (tmp_path / "slow.html").write_text(SLOW_FRAMES, encoding="utf-8")
     (tmp_path / "slow.json").write_text(json.dumps({**hostile.MANIFEST, "id": "slow"}), encoding="utf-8")

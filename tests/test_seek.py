@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 import splitbrain_widget as sb
-from splitbrain_widget.features import _seek
-from splitbrain_widget.features._seek import Try, seek
+from splitbrain_widget.features import _seek_search
+from splitbrain_widget.features._seek import seek
+from splitbrain_widget.features._seek_goal import Try
 from splitbrain_widget.headless import HeadlessTarget
 
 from .fake_view import FakeView
@@ -154,7 +155,7 @@ def test_a_live_page_is_waited_on_until_a_state_report_carries_the_measurement(m
 
     before = dict(sim.values)
     view.measures = False  # a page that stops measuring: not reported within the wait, never a loop
-    monkeypatch.setattr(_seek, "LIVE_WAIT_S", 0.3)
+    monkeypatch.setattr(_seek_search, "LIVE_WAIT_S", 0.3)
     silent = seek(sim, "period", 2, vary="length")
     assert silent.error is not None and silent.error.code == "not_measured"
     assert "did not report period at pendulum.length = 0.1 m" in why(silent)

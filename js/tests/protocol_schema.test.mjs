@@ -21,6 +21,7 @@ ajv.addSchema(schema);
 const schemaOf = {
   kernel_to_view: ajv.compile({ $ref: `${schema.$id}#/$defs/KernelToView` }),
   view_to_kernel: ajv.compile({ $ref: `${schema.$id}#/$defs/ViewToKernel` }),
+  host_page_to_engine: ajv.compile({ $ref: `${schema.$id}#/$defs/HostPageToEngine` }),
 };
 
 /**
@@ -181,4 +182,18 @@ test("everything the view's relay sends the kernel matches the schema", (t) => {
   const seen = toKernel.map((m) => (m.kind === "event" ? `event:${m.type}` : `reply:${m.ok}`));
   assert.deepEqual([...new Set(seen)].sort(), ["event:error", "event:ready", "event:state", "reply:false", "reply:true"]);
   for (const message of toKernel) assert.equal(schemaErrors("view_to_kernel", message), "", JSON.stringify(message));
+});
+
+describe("the host page's messages to the headless engine (section 4)", () => {
+  test("the builders make what the schema's HostPageToEngine accepts", () => {
+    const made = [
+      protocol.advanceResultMessage("h-1", "a1", { ok: true, state: { x: 1 } }),
+      protocol.advanceResultMessage("h-1", "a2", { ok: true, states: [{ x: 1 }], samples: 3 }),
+      protocol.advanceResultMessage("h-1", "a3", { ok: false, error: { code: "timeout", message: "cancelled" } }),
+      protocol.advanceSamplesMessage("h-1", "a2", [{ x: 0 }, { x: 0.5 }]),
+    ];
+    for (const message of made) assert.equal(schemaErrors("host_page_to_engine", message), "", JSON.stringify(message));
+    const bad = protocol.advanceResultMessage("h-1", "a4", { ok: true, states: [], samples: 0 });
+    assert.notEqual(schemaErrors("host_page_to_engine", bad), "", "no steps is no sampled advance");
+  });
 });

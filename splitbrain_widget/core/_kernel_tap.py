@@ -24,7 +24,7 @@ shell-channel thread: their main thread reads the shell stream, on the asyncio l
 awaited cells. There the tap wraps the same receive callback on that loop (:func:`replies_on_main_loop`):
 our replies are heard while a cell awaits, and once a cell has ended, but never during a cell that
 blocks the main thread. :func:`replies_reach_this_thread` says which case a waiting call is in;
-``_host.py`` asks it, and the drivers in ``_operations.py`` act on the answer.
+``_seam.py`` asks it, and the drivers in ``_operations.py`` act on the answer.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from ..core import _twins
 from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
 from ..manifest import Manifest
 from . import _observables
-from ._seek import PAGE_HIDDEN
+from ._seek_search import PAGE_HIDDEN
 
 if TYPE_CHECKING:
     import pandas

@@ -21,7 +21,7 @@ from ..manifest import registry
 from ..protocol import ErrorCode, RequestMessage
 
 if TYPE_CHECKING:
-    from ._headless_engine import HeadlessPage
+    from ._headless_page import HeadlessPage
 
 log = logging.getLogger("splitbrain_widget.headless")
 
@@ -40,7 +40,7 @@ class HeadlessHost:
     """The host seam's headless implementation: requests go to a :class:`HeadlessPage`."""
 
     def __init__(self, widget: Hosted, *, seed: int = 0, fps: float | None = None) -> None:
-        from ._headless_engine import HeadlessPage
+        from ._headless_page import HeadlessPage
 
         self._widget = widget
         self._seed = seed
