@@ -59,7 +59,7 @@ kernel-matrix: $(STAMP)
 	@bash tests/run_kernel_matrix.sh $(PYTHON) $(PY) $(IPYKERNEL_MATRIX)
 
 browser: $(STAMP)
-	$(PY) -m pytest -q -m browser tests
+	$(PY) -m pytest -q -m browser --durations=30 tests
 
 ## make notebooks: nbval on notebooks/, their calls on headless pages (notebooks/conftest.py: skips without Chromium)
 notebooks: $(STAMP)

@@ -89,7 +89,11 @@ def test_a_page_that_leaves_its_frame_never_answers_as_the_target(
         def stopped() -> sb.ToolResult | None:
             result, took = timed_call(sim, 3 + len(seen) % 10)
             seen.append((result, took))
-            return result if result.error is not None and "times within 10 s" in result.error.message else None
+            return (
+                result
+                if result.error is not None and "the target was stopped: it left its frame" in result.error.message
+                else None
+            )
 
         final = wait_for(
             stopped, timeout=60, what=f"{name} to be stopped for leaving its frame", describe=lambda: seen[-3:]

@@ -9,6 +9,7 @@ Marked ``browser``: the pages are headless Chromium (they skip without it).
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -60,7 +61,7 @@ def audit_of(run: Callable[[sb.HeadlessTarget], Any]) -> list[tuple[Any, ...]]:
 def test_each_blocking_and_async_pair_leaves_the_same_audit_entries(name: str) -> None:
     blocking, awaiting = PAIRS[name]
     by_blocking = audit_of(blocking)
-    by_awaiting = audit_of(lambda sim: asyncio.run(_awaited(awaiting(sim))))
+    by_awaiting = audit_of(lambda sim: awaited(awaiting(sim)))
     assert by_blocking, f"{name}: the blocking form left no audit entry"
     assert by_blocking == by_awaiting
 
@@ -76,7 +77,7 @@ def test_a_failed_advance_is_audited_the_same_way_by_both_twins() -> None:
             sim.close()
 
     by_blocking = failing(lambda sim: sim.advance(1))
-    by_awaiting = failing(lambda sim: asyncio.run(_awaited(sim.aadvance(1))))
+    by_awaiting = failing(lambda sim: awaited(sim.aadvance(1)))
     assert by_blocking == by_awaiting and [e[:4] for e in by_blocking] == [
         ("advance", {"seconds": 1}, False, "no_view")
     ]
@@ -92,11 +93,27 @@ def test_an_agents_ask_and_aask_leave_the_same_entries() -> None:
 
     request = "set the angle to 30 degrees"
     by_blocking = asked(lambda agent: agent.ask(request))
-    by_awaiting = asked(lambda agent: asyncio.run(_awaited(agent.aask(request))))
+    by_awaiting = asked(lambda agent: awaited(agent.aask(request)))
     assert by_blocking and by_blocking == by_awaiting
     assert [(e[0], e[2], e[4]) for e in by_blocking] == [("set_parameters", True, {"launch.angle": 30})]
     assert by_blocking[0][6] == f"agent: {request}"  # the source: who asked
 
 
-async def _awaited(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
+def awaited(awaitable: Awaitable[Any]) -> Any:
+    """``await awaitable`` on an event loop of its own, in a thread: this thread may run one already
+    (Playwright's sync API does, for the browser tests beside these; a notebook cell's kernel does)."""
+    box: list[Any] = []
+    failed: list[BaseException] = []
+
+    async def main() -> None:
+        try:
+            box.append(await awaitable)
+        except BaseException as exc:  # raised here, in the caller's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=lambda: asyncio.run(main()))
+    worker.start()
+    worker.join()
+    if failed:
+        raise failed[0]
+    return box[0]

@@ -15,6 +15,14 @@ export const TARGET_FRAME_ATTR = "data-splitbrain-target";
 /** Most times a page may leave its frame (navigate, reload itself) within LEAVE_WINDOW_MS before it is stopped. */
 export const MAX_LEAVES = 5;
 export const LEAVE_WINDOW_MS = 10_000;
+/**
+ * Most times in a row a page may leave its frame soon after it loaded (within LEAVE_WINDOW_MS) without
+ * answering a request before it is stopped: a page that navigates away on every load is stopped
+ * however slowly it loads (on a busy machine each load may take seconds, so the rate alone would
+ * let it churn for ever). A page that answered a call, or stayed LEAVE_WINDOW_MS, before it
+ * reloaded itself (an honest restart) starts the count again.
+ */
+export const MAX_BRIEF_LEAVES = 5;
 /** How long after its frame's first load event a page's own `loaded` may come (they travel apart). */
 export const LOADED_GRACE_MS = 1_000;
 
@@ -87,21 +95,35 @@ export function mountTargetFrame(opts) {
 
   /** @type {number[]} when the last pages left their frames (ms) */
   const leaves = [];
+  /** how many pages in a row left their frames soon after loading, having answered nothing */
+  let brief = 0;
+  /** when the current page was loaded (ms) */
+  let loadedAt = Date.now();
   /**
    * The frame holds another document than the page it was given. That document never counts as the
    * page and never gets its nonce: the frame is replaced by a fresh one (fresh nonce), which gets
    * every current value once ready; what the old page held answers not_ready now. A page that
-   * leaves more than MAX_LEAVES times within LEAVE_WINDOW_MS is stopped instead.
+   * leaves more than MAX_LEAVES times within LEAVE_WINDOW_MS, or more than MAX_BRIEF_LEAVES times
+   * in a row soon after loading without answering a request, is stopped instead.
    * @param {string} why
    */
   function left(why) {
     const now = Date.now();
     while (leaves.length > 0 && now - leaves[0] > LEAVE_WINDOW_MS) leaves.shift();
     leaves.push(now);
+    brief = !relay.answered && now - loadedAt < LEAVE_WINDOW_MS ? brief + 1 : 0;
+    const restart = "The change is kept and applies once it is restarted";
     if (leaves.length > MAX_LEAVES) {
       relay.stop(
         `the target was stopped: it left its frame (navigated or reloaded itself) ${leaves.length} times within ` +
-          `${LEAVE_WINDOW_MS / 1000} s. The change is kept and applies once it is restarted`,
+          `${LEAVE_WINDOW_MS / 1000} s. ${restart}`,
+      );
+      return;
+    }
+    if (brief > MAX_BRIEF_LEAVES) {
+      relay.stop(
+        `the target was stopped: it left its frame (navigated or reloaded itself) ${brief} times in a row ` +
+          `soon after loading, without answering a call. ${restart}`,
       );
       return;
     }
@@ -138,7 +160,12 @@ export function mountTargetFrame(opts) {
   /** @param {string} [why]  why the page loads again (what its requests are answered with) */
   function load(why) {
     opts.onLoad?.();
-    if (relay.stopped) listen(); // a restart: the stopped page's listener went with it
+    if (relay.stopped) {
+      listen(); // a restart: the stopped page's listener went with it
+      leaves.length = 0;
+      brief = 0;
+    }
+    loadedAt = Date.now();
     relay.reload(why);
     const frame = freshIframe(relay.nonce);
     iframe.replaceWith(frame);

@@ -155,6 +155,8 @@ export class Relay {
     this.ready = false;
     /** whether the page announced its own load event (./frame.js checks the frame's against it) */
     this.loaded = false;
+    /** whether this page load answered a request (./frame.js: a page that leaves before it does) */
+    this.answered = false;
     /** the `load` id of the page's ready ("" before it, or from a target API that sends none) */
     this.loadId = "";
     /** why the page was stopped ("" while it runs) */
@@ -195,6 +197,7 @@ export class Relay {
     this.nonce = makeNonce();
     this.ready = false;
     this.loaded = false;
+    this.answered = false;
     this.loadId = "";
     this.stopped = "";
     this.budgetUsed = 0;
@@ -314,6 +317,7 @@ export class Relay {
       const { state, chars } = sizedState(msg.payload);
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
+        this.answered = true;
         trace(msg.id, "state");
         this.sendToKernel(replyMessage(msg.id, this.viewId, state));
         trace(msg.id, "out");
@@ -324,6 +328,7 @@ export class Relay {
       const message = errorText(msg.error?.message ?? msg.error ?? "target error");
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
+        this.answered = true;
         this.replyError(msg.id, "target_error", message);
       } else {
         this.errorEvent(message);

@@ -210,6 +210,7 @@ var Relay = class {
     this.nonce = makeNonce();
     this.ready = false;
     this.loaded = false;
+    this.answered = false;
     this.loadId = "";
     this.stopped = "";
     this.budgetStart = 0;
@@ -237,6 +238,7 @@ var Relay = class {
     this.nonce = makeNonce();
     this.ready = false;
     this.loaded = false;
+    this.answered = false;
     this.loadId = "";
     this.stopped = "";
     this.budgetUsed = 0;
@@ -344,6 +346,7 @@ var Relay = class {
       const { state, chars } = sizedState(msg.payload);
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
+        this.answered = true;
         trace(msg.id, "state");
         this.sendToKernel(replyMessage(msg.id, this.viewId, state));
         trace(msg.id, "out");
@@ -354,6 +357,7 @@ var Relay = class {
       const message = errorText(msg.error?.message ?? msg.error ?? "target error");
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
+        this.answered = true;
         this.replyError(msg.id, "target_error", message);
       } else {
         this.errorEvent(message);
@@ -452,6 +456,7 @@ var Relay = class {
 var TARGET_FRAME_ATTR = "data-splitbrain-target";
 var MAX_LEAVES = 5;
 var LEAVE_WINDOW_MS = 1e4;
+var MAX_BRIEF_LEAVES = 5;
 var LOADED_GRACE_MS = 1e3;
 function mountTargetFrame(opts) {
   const { viewId, signal } = opts;
@@ -483,13 +488,23 @@ function mountTargetFrame(opts) {
     return frame;
   }
   const leaves = [];
+  let brief = 0;
+  let loadedAt = Date.now();
   function left(why) {
     const now = Date.now();
     while (leaves.length > 0 && now - leaves[0] > LEAVE_WINDOW_MS) leaves.shift();
     leaves.push(now);
+    brief = !relay.answered && now - loadedAt < LEAVE_WINDOW_MS ? brief + 1 : 0;
+    const restart = "The change is kept and applies once it is restarted";
     if (leaves.length > MAX_LEAVES) {
       relay.stop(
-        `the target was stopped: it left its frame (navigated or reloaded itself) ${leaves.length} times within ${LEAVE_WINDOW_MS / 1e3} s. The change is kept and applies once it is restarted`
+        `the target was stopped: it left its frame (navigated or reloaded itself) ${leaves.length} times within ${LEAVE_WINDOW_MS / 1e3} s. ${restart}`
+      );
+      return;
+    }
+    if (brief > MAX_BRIEF_LEAVES) {
+      relay.stop(
+        `the target was stopped: it left its frame (navigated or reloaded itself) ${brief} times in a row soon after loading, without answering a call. ${restart}`
       );
       return;
     }
@@ -520,7 +535,12 @@ function mountTargetFrame(opts) {
   });
   function load(why) {
     opts.onLoad?.();
-    if (relay.stopped) listen();
+    if (relay.stopped) {
+      listen();
+      leaves.length = 0;
+      brief = 0;
+    }
+    loadedAt = Date.now();
     relay.reload(why);
     const frame = freshIframe(relay.nonce);
     iframe.replaceWith(frame);

@@ -60,7 +60,7 @@ def settle(sim, leaves, timeout):
         r = sim.set_parameter('speed', 3 + len(seen) % 10, timeout=timeout)
         seen.append({'ok': r.ok, 'code': r.error.code if r.error else None, 'message': r.error.message if r.error else '',
                      'took': time.monotonic() - t0, 'forged': 'forged' in (r.state or {})})
-        if (leaves and not r.ok and 'times within 10 s' in seen[-1]['message']) or (not leaves and len(seen) >= 2):
+        if (leaves and not r.ok and 'the target was stopped: it left its frame' in seen[-1]['message']) or (not leaves and len(seen) >= 2):
             break
     return seen
 """
@@ -105,12 +105,20 @@ def test_hostile_pages_reach_nothing_and_every_call_ends_by_its_deadline(
     nb.run_cell(calls_at)
     calls = {n: tagged(nb.run_cell(calls_at + 1 + i, timeout=90), "OUT") for i, n in enumerate(order)}
     for name, seen in calls.items():
-        for call in seen:  # every call ended by its deadline, with a code that says why, never forged
-            assert call["took"] < CALL_TIMEOUT + 1, (name, call)
-            assert not call["forged"], (name, call)
-            assert call["ok"] or call["code"] == "not_ready", (name, call)
+        said = [(c["code"], round(c["took"], 1), c["message"][:60]) for c in seen]
+        # Every call ended by its deadline, with a code that says why, never forged. A page that leaves
+        # its frame is answered not_ready at once, except (seen in JupyterLab, about one run in two)
+        # a call sent to a fresh frame whose page neither became ready nor was seen leaving before the
+        # call's deadline: it ends `timeout` (known, in the closing note of issue 25).
+        allowed = ("not_ready", "timeout") if name in LEAVES else ("not_ready",)
+        for call in seen:
+            assert call["took"] < CALL_TIMEOUT + 1, (name, said)
+            assert not call["forged"], (name, said)
+            assert call["ok"] or call["code"] in allowed, (name, said)
         if name in LEAVES:
-            assert "left its frame" in seen[-1]["message"] and "times within 10 s" in seen[-1]["message"], (name, seen)
+            assert sum(c["code"] == "timeout" for c in seen) <= 1, (name, said)
+        if name in LEAVES:
+            assert "the target was stopped: it left its frame" in seen[-1]["message"], (name, seen)
         else:
             assert seen[-1]["ok"], (name, seen)
     nb.run_cell(huge_at)
