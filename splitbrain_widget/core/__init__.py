@@ -3,5 +3,5 @@ the traits, the bridge of requests in flight, pacing, the audit (and the code it
 the approval policy, the kernel the package runs in, and the seam its hosts plug into.
 
 Layer 2: imports the protocol and the manifest (``..protocol``, ``.._bounds``, ``..manifest``), never
-a host, a feature, the agent, the chat or the widget.
+a host, a feature, the agent, the chat or the widget. ``tests/test_layers.py`` checks it.
 """
