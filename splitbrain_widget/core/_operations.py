@@ -572,11 +572,8 @@ class Operations:
         started = time.monotonic()
         try:
             outcome = run()
-        except KeyboardInterrupt:
-            self.record(name, arguments, cancelled_result(name), started)
-            raise
-        except Exception as exc:
-            self.record(name, arguments, failure_of(exc), started)
+        except (KeyboardInterrupt, Exception) as exc:
+            self._record_raised(name, arguments, exc, started)
             raise
         return self._recorded(name, arguments, outcome, summary, started)
 
@@ -587,13 +584,15 @@ class Operations:
         started = time.monotonic()
         try:
             outcome = await run()
-        except asyncio.CancelledError:
-            self.record(name, arguments, cancelled_result(name), started)
-            raise
-        except Exception as exc:
-            self.record(name, arguments, failure_of(exc), started)
+        except (asyncio.CancelledError, Exception) as exc:
+            self._record_raised(name, arguments, exc, started)
             raise
         return self._recorded(name, arguments, outcome, summary, started)
+
+    def _record_raised(self, name: str, arguments: dict[str, Any], exc: BaseException, started: float) -> None:
+        """The entry of a twin that raised: ``cancelled`` for Ctrl-C or a cancelled task, else the failure."""
+        result = failure_of(exc) if isinstance(exc, Exception) else cancelled_result(name)  # Ctrl-C, a cancel
+        self.record(name, arguments, result, started)
 
     def _recorded(self, name: str, arguments: dict[str, Any], outcome: T, summary: Summary[T], started: float) -> T:
         entry = self.record(name, arguments, summary(outcome), started)
