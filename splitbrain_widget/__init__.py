@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .headless import HeadlessTarget
     from .manifest import Manifest, ManifestError, Observable, Parameter, ParameterError
     from .manifest.registry import Target, TargetError, TargetInfo, list_targets, load_target
+    from .mcp import serve_mcp
     from .protocol import PROTOCOL_VERSION, ErrorInfo, ToolResult
     from .widget import TargetWidget
 
@@ -43,6 +44,7 @@ __all__ = [
     "ToolResult",
     "list_targets",
     "load_target",
+    "serve_mcp",
     "sweep",
 ]
 
@@ -77,6 +79,10 @@ def __getattr__(name: str) -> Any:
         from .headless import HeadlessTarget
 
         return HeadlessTarget
+    if name == "serve_mcp":
+        from .mcp import serve_mcp
+
+        return serve_mcp
     if name in ("Agent", "AgentResult", "Skill", "SkillError"):
         from . import agent
 

@@ -13,7 +13,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
+import weakref
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
@@ -63,6 +64,32 @@ if TYPE_CHECKING:
 log = logging.getLogger("splitbrain_widget")
 
 _STATIC = Path(__file__).parent / "static"
+# Every widget of this process until it is closed, and who wants to hear when that set changes (the
+# MCP server: its tool list follows the widgets that live).
+_LIVE: weakref.WeakSet[TargetWidget] = weakref.WeakSet()
+_LIVE_LISTENERS: list[Callable[[], None]] = []
+
+
+def live_widgets() -> list[TargetWidget]:
+    """The widgets of this process that are not closed, oldest first."""
+    return sorted(_LIVE, key=lambda widget: widget._born)
+
+
+def on_live_change(listener: Callable[[], None]) -> Callable[[], None]:
+    """Call ``listener()`` (on whichever thread made or closed the widget) when a widget is made or
+    closed, or switches target; returns the function that stops it."""
+    _LIVE_LISTENERS.append(listener)
+    return lambda: _LIVE_LISTENERS.remove(listener) if listener in _LIVE_LISTENERS else None
+
+
+def _live_changed() -> None:
+    for listener in list(_LIVE_LISTENERS):
+        try:
+            listener()
+        except Exception:  # a listener's bug must not break the widget
+            log.exception("a live-widget listener failed")
+
+
 T = TypeVar("T")
 ENV_HEADLESS = "SPLITBRAIN_HEADLESS"  # "1": every widget without a view runs its calls on a headless page
 
@@ -179,6 +206,10 @@ class TargetWidget(anywidget.AnyWidget):
         if _kernel_tap.install():
             _kernel_tap.register(self._comm_id, self._tap_message)
         self.observe(self._closed, names="comm")
+        self._born = time.monotonic_ns()
+        _LIVE.add(self)
+        self.observe(lambda _change: _live_changed(), names="target_id")
+        _live_changed()
 
     # -- call settings and what the calls go through ------------------------------------------
 
@@ -415,6 +446,13 @@ class TargetWidget(anywidget.AnyWidget):
             )
         return self._fallback.page()
 
+    def serve_mcp(self, *, port: int = 0, token: str | None = None) -> Any:
+        """Serve this widget's tools over MCP: :func:`splitbrain_widget.serve_mcp` for this widget
+        (the kernel's one server, serving it too when it runs already)."""
+        from .mcp import serve_mcp
+
+        return serve_mcp(self, port=port, token=token)
+
     # -- chat -------------------------------------------------------------------------------------
 
     def chat(self, agent: Any = None) -> TargetWidget:
@@ -524,6 +562,8 @@ class TargetWidget(anywidget.AnyWidget):
                 self._visibility_changed(visible, message)
             if self._fallback is not None:
                 self._fallback.on_event(message)
+            if message.type in ("attached", "detached"):
+                _live_changed()  # a widget shown or hidden: what can answer changed (the MCP server's list)
         elif isinstance(message, ChatMessage):
             self._controller().on_chat(message.text)
         elif isinstance(message, CancelMessage):
@@ -633,6 +673,8 @@ class TargetWidget(anywidget.AnyWidget):
 
     def _closed(self, change: Any) -> None:
         if change.get("new") is None:
+            _LIVE.discard(self)
+            _live_changed()
             _kernel_tap.unregister(self._comm_id)
             self.bridge.fail_all("cancelled", "the widget was closed")
             if self._fallback is not None:

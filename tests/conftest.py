@@ -36,3 +36,17 @@ def fake() -> Iterator[Callable[..., FakeProvider]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def textbook_projectile() -> Iterator[Any]:
+    """A projectile widget on a fake view that answers with the textbook range (no drag)."""
+    import splitbrain_widget as sb
+
+    from .fake_view import FakeView
+    from .test_seek import textbook
+
+    sim = sb.TargetWidget("projectile")
+    FakeView(sim, state_of=textbook)
+    yield sim
+    sim.close()

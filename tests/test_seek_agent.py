@@ -33,11 +33,8 @@ def textbook(values: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def projectile() -> Iterator[sb.TargetWidget]:
-    sim = sb.TargetWidget("projectile")
-    FakeView(sim, state_of=textbook)
-    yield sim
-    sim.close()
+def projectile(textbook_projectile: sb.TargetWidget) -> sb.TargetWidget:
+    return textbook_projectile
 
 
 @pytest.fixture

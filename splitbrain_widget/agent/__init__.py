@@ -18,22 +18,34 @@ from ._events import (
 )
 from ._loops import LoopLimits
 from ._models import ModelSetupError
+from ._schema import PAGE_DATA_NOTE
+from ._serve import Caller, run_tool, scope_of, specs_for
 from ._skills import Skill, SkillError
+from ._tools import TOOLS, Scope, ToolSpec, tool_specs
 
 __all__ = [
+    "PAGE_DATA_NOTE",
+    "TOOLS",
     "Agent",
     "AgentEvent",
     "AgentResult",
+    "Caller",
     "Done",
     "Fallback",
     "LoopLimits",
     "ModelSetupError",
     "RetryWait",
+    "Scope",
     "Skill",
     "SkillError",
     "TextDelta",
     "ToolCallFinished",
     "ToolCallProgress",
     "ToolCallStarted",
+    "ToolSpec",
     "Usage",
+    "run_tool",
+    "scope_of",
+    "specs_for",
+    "tool_specs",
 ]

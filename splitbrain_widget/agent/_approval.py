@@ -7,6 +7,7 @@ rest) lives in the widget's ``approval`` trait; "ask" goes to the chat panel thr
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core._approval import policy_for
@@ -32,8 +33,12 @@ def touched_paths(sim: TargetWidget, tool: str, arguments: dict[str, Any]) -> li
     return paths
 
 
-async def verdict(sim: TargetWidget, tool: str, arguments: dict[str, Any]) -> ToolResult | None:
-    """None to go ahead, or a ``denied`` result saying why."""
+Ask = Callable[[str, dict[str, Any], list[str]], Awaitable[tuple[bool, str]]]
+
+
+async def verdict(sim: TargetWidget, tool: str, arguments: dict[str, Any], ask: Ask | None = None) -> ToolResult | None:
+    """None to go ahead, or a ``denied`` result saying why. An "ask" goes to ``ask(tool, arguments,
+    paths)`` (an MCP client's elicitation) where given, else to the widget's chat panel."""
     policies = dict(sim.approval)
     if not policies:
         return None
@@ -42,5 +47,5 @@ async def verdict(sim: TargetWidget, tool: str, arguments: dict[str, Any]) -> To
         return None
     if level == "deny":
         return ToolResult.failure("denied", f"the approval policy denies changing {', '.join(asking)}", op=tool)
-    approved, why = await sim.ask_approval(tool, arguments, asking)
+    approved, why = await (ask or sim.ask_approval)(tool, arguments, asking)
     return None if approved else ToolResult.failure("denied", why, op=tool)

@@ -70,7 +70,7 @@ class RunState:
         return tuple(self.book.usable(self.sim.target))
 
     def scope(self) -> Scope:
-        return Scope(self.sim.schema, _target_ids(self.sim), self.skills())
+        return Scope(self.sim.schema, _target_ids(self.sim), self.skills(), clock=self.sim.can_advance)
 
     def planner_context(self) -> planner.PlannerContext:
         from ..manifest.registry import list_targets

@@ -311,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m splitbrain_widget")
     commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("mcp", help="serve headless pages' tools over MCP (python -m splitbrain_widget mcp --help)")
     standalone = commands.add_parser("standalone", help="write a target's page with the kit and bindings inlined")
     standalone.add_argument("target", help="a target id, or the path of its page, manifest or folder")
     standalone.add_argument("-o", "--output", help="the file to write (default: stdout)")

@@ -1,0 +1,75 @@
+"""One tool call for a caller outside the agent's run (the MCP server): the same table, approval,
+audit source and page-data marking as the agent's toolset (:mod:`._toolsets`), without pydantic-ai."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..core._audit import call_source
+from ..manifest.registry import list_targets
+from ..protocol import ToolResult
+from . import _approval
+from ._skills import Skill, SkillBook
+from ._tools import BY_NAME, Scope, ToolContext, execute, for_model, tool_specs
+
+if TYPE_CHECKING:
+    from ..widget import TargetWidget
+    from ._tools import ToolSpec
+
+
+@dataclass
+class Caller:
+    """Who calls, and what their calls keep between them: the audit source (``"mcp: <client>"``), the
+    store of big page results (``read_stored_result`` reads it) and the skills they loaded."""
+
+    source: str
+    store: dict[str, str] = field(default_factory=dict)
+    loaded: list[str] = field(default_factory=list)
+
+
+def scope_of(sim: TargetWidget, skills: tuple[Skill, ...] = ()) -> Scope:
+    """The scope the agent's toolset would offer for ``sim``: its manifest, the targets it can
+    select, the skills that fit its target, and whether it has a page clock."""
+    usable = tuple(SkillBook(skills).usable(sim.target))
+    targets = [t.id for t in list_targets(*sim.targets_dirs)]
+    return Scope(sim.schema, targets, usable, clock=sim.can_advance)
+
+
+def specs_for(sim: TargetWidget, skills: tuple[Skill, ...] = ()) -> list[ToolSpec]:
+    """The tools of :data:`._tools.TOOLS` offered for ``sim``, with their exact schemas."""
+    return tool_specs(scope_of(sim, skills))
+
+
+async def run_tool(
+    sim: TargetWidget,
+    name: str,
+    arguments: dict[str, Any],
+    caller: Caller,
+    *,
+    skills: tuple[Skill, ...] = (),
+    progress: Callable[[str], None] | None = None,
+    ask: _approval.Ask | None = None,
+) -> dict[str, Any]:
+    """Run one tool of the table for ``caller`` and return what a model reads: the approval policy
+    first (``ask`` answers an "ask"; the chat panel where None), then the call, audited with the
+    caller's source, its page data marked and bounded (:func:`._tools.for_model`)."""
+    tool = BY_NAME.get(name)
+    if tool is None:
+        return ToolResult.failure("internal_error", f"no tool named {name!r}").for_model()
+    with call_source(caller.source):
+        if tool.needs_approval:
+            denied = await _approval.verdict(sim, name, arguments, ask)
+            if denied is not None:
+                return denied.for_model()
+        usable = tuple(SkillBook(skills).usable(sim.target))
+        context = ToolContext(sim, caller.store, progress or (lambda _label: None), usable, caller.loaded)
+        try:
+            outcome = await execute(context, name, arguments)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug of ours must reach the caller as a result, as the agent's does
+            outcome = ToolResult.failure("internal_error", f"{name} failed inside splitbrain_widget: {exc!r}")
+    return for_model(outcome, caller.store) if isinstance(outcome, ToolResult) else outcome

@@ -1,0 +1,117 @@
+"""``python -m splitbrain_widget mcp [TARGET...] [--targets-dir D] [--http] [--port P] [--token T]``.
+
+Headless pages of the targets (every target found when none is named), served over stdio (the
+default: what Claude Desktop, Cursor or a CI job starts) or streamable HTTP (``--http``, with a
+token printed on stderr unless given). The pages run on a virtual clock, so ``advance`` and
+``record`` are among their tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..headless import HeadlessTarget
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m splitbrain_widget mcp", description=__doc__.split("\n\n")[1])
+    p.add_argument("targets", nargs="*", help="target ids or paths (default: every target found)")
+    p.add_argument("--targets-dir", action="append", default=[], help="a folder of targets (repeatable)")
+    p.add_argument("--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio")
+    p.add_argument("--port", type=int, default=0, help="the HTTP port (default: a free one)")
+    p.add_argument("--token", default=os.environ.get("SPLITBRAIN_MCP_TOKEN"), help="the HTTP bearer token")
+    p.add_argument("--seed", type=int, default=0, help="the pages' Math.random seed")
+    return p
+
+
+def _wire() -> tuple[Any, Any]:
+    """The protocol's own stdin / stdout, with fd 0 and 1 pointed elsewhere before any page starts:
+    Chromium and every other child inherits fd 1, and a stray byte there would break the wire."""
+    wire_in = os.fdopen(os.dup(0), "r", encoding="utf-8", errors="replace")
+    wire_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return wire_in, wire_out
+
+
+def open_pages(names: list[str], dirs: list[str], seed: int) -> list[HeadlessTarget]:
+    from ..headless import HeadlessTarget
+    from ..manifest.registry import list_targets
+
+    chosen = names or [t.id for t in list_targets(*dirs)]
+    pages: list[HeadlessTarget] = []
+    try:
+        for name in chosen:
+            pages.append(HeadlessTarget(name, targets_dir=list(dirs), seed=seed))
+    except BaseException:
+        for page in pages:
+            page.close()
+        raise
+    return pages
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    from ..manifest import ManifestError
+    from ..manifest.registry import TargetError
+
+    wire = None if args.http else _wire()
+    try:
+        pages = open_pages(args.targets, args.targets_dir, args.seed)
+    except (TargetError, ManifestError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if args.http:
+            return _serve_http(pages, args.port, args.token)
+        assert wire is not None
+        return _serve_stdio(pages, *wire)
+    finally:
+        for page in pages:
+            page.close()
+
+
+def _serve_stdio(pages: list[HeadlessTarget], wire_in: Any, wire_out: Any) -> int:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from ._catalog import Catalog
+    from ._hub import Hub
+
+    hub = Hub(Catalog(pages))
+    server = hub.server()
+
+    async def run() -> None:
+        async with stdio_server(anyio.wrap_file(wire_in), anyio.wrap_file(wire_out)) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(run)
+    finally:
+        hub.close()
+    return 0
+
+
+def _serve_http(pages: list[HeadlessTarget], port: int, token: str | None) -> int:
+    import threading
+
+    from ._server import serve_mcp
+
+    server = serve_mcp(*pages, port=port, token=token)
+    print(f"serving {len(pages)} page(s) at {server.url}", file=sys.stderr)
+    if token is None:
+        print(f"token: {server.token}", file=sys.stderr)
+    print(server.config("claude-code"), file=sys.stderr)
+    try:
+        threading.Event().wait()  # until Ctrl-C
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0

@@ -1,0 +1,130 @@
+"""Streamable HTTP on 127.0.0.1: the SDK's app behind a bearer token, in uvicorn on a daemon thread.
+
+Every route needs the token (401 without it, compared in constant time); the SDK's transport
+security then admits the exact ``Host`` of this server only (421 otherwise) and no ``Origin`` but the
+ones listed (403: the SDK's default admits ``http://localhost:*``, the notebook page's own origin,
+which a page of that origin could use). The listening socket has ``TCP_NODELAY``, which accepted
+connections inherit (without it each reply on a reused connection waits ~45 ms for the peer's
+delayed ACK).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import socket
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._hub import Hub
+
+HOST = "127.0.0.1"
+PATH = "/mcp"
+START_TIMEOUT_S = 30.0
+GRACE_S = 1  # how long a stop waits for open streams (an idle client's event stream) before closing them
+
+
+def _listening_socket(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(exc.errno, f"serve_mcp(port={port}): cannot listen on {HOST}:{port}: {exc.strerror}") from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+class _RequireToken:
+    """401 for any HTTP request without ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                body = b'{"error": "unauthorized: this server needs Authorization: Bearer <token>"}'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+class HttpServer:
+    """The hub served over streamable HTTP until :meth:`stop`."""
+
+    def __init__(self, hub: Hub, *, port: int, token: str, origins: tuple[str, ...]) -> None:
+        import uvicorn
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        self._sock = _listening_socket(port)
+        self.port: int = self._sock.getsockname()[1]
+        self.url = f"http://{HOST}:{self.port}{PATH}"
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[f"{HOST}:{self.port}", f"localhost:{self.port}"],
+            allowed_origins=list(origins),
+        )
+        app = hub.server().streamable_http_app(streamable_http_path=PATH, transport_security=security, host=HOST)
+        config = uvicorn.Config(
+            _RequireToken(app, token),
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=GRACE_S,
+            access_log=False,
+        )
+        self._uvicorn = uvicorn.Server(config)
+        self._failed: list[BaseException] = []
+        self._thread = threading.Thread(target=self._run, name="splitbrain-mcp-http", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._uvicorn.serve(sockets=[self._sock]))
+        except BaseException as exc:  # handed to start() or logged by stop()
+            self._failed.append(exc)
+
+    def start(self) -> None:
+        import time
+
+        started = threading.Event()
+        original = self._uvicorn.startup
+
+        async def startup(sockets: Any = None) -> None:
+            await original(sockets=sockets)
+            started.set()
+
+        self._uvicorn.startup = startup  # type: ignore[method-assign]
+        self._thread.start()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not started.wait(0.1):  # woken early when the thread dies
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the MCP server on port {self.port} did not start: {self._failed!r}")
+        if self._uvicorn.should_exit:
+            raise RuntimeError(f"the MCP server on port {self.port} did not start: {self._failed!r}")
+
+    def stop(self) -> None:
+        """Stop serving and free the port (open streams get :data:`GRACE_S`, then close)."""
+        self._uvicorn.should_exit = True
+        self._thread.join(GRACE_S + 5)
+        if self._thread.is_alive():
+            self._uvicorn.force_exit = True
+            self._thread.join(5)
+        self._sock.close()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive() and not self._uvicorn.should_exit
