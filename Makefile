@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 IPYKERNEL_MATRIX ?= 7.0.1 6.29.5 5.5.6
 
-.PHONY: demo test lint js unit kernel kernel-matrix browser notebooks bench build clean
+.PHONY: demo test lint js unit kernel kernel-matrix browser notebooks bench build clean mcp-clients
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -58,7 +58,14 @@ kernel: $(STAMP)
 kernel-matrix: $(STAMP)
 	@bash tests/run_kernel_matrix.sh $(PYTHON) $(PY) $(IPYKERNEL_MATRIX)
 
-browser: $(STAMP)
+## make mcp-clients: the independent MCP clients tests/test_mcp_clients.py runs (Inspector CLI, conformance
+## suite; Node 22 from npm where the system's is older). The browser layer makes them where npm is.
+tests/mcp_clients/node_modules/.package-lock.json: tests/mcp_clients/package-lock.json
+	cd tests/mcp_clients && npm ci --no-audit --no-fund --loglevel=error
+
+mcp-clients: tests/mcp_clients/node_modules/.package-lock.json
+
+browser: $(STAMP) $(if $(shell command -v npm),mcp-clients)
 	$(PY) -m pytest -q -m browser --durations=30 tests
 
 ## make notebooks: nbval on notebooks/, their calls on headless pages (notebooks/conftest.py: skips without Chromium)

@@ -28,6 +28,7 @@ SECTIONS = [
     "headless",
     "steering",
     "security",
+    "mcp",
 ]
 START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
 READING_PREFIX = "Reading these:"
@@ -92,6 +93,12 @@ HEADLINES: dict[str, list[str]] = {
         "security.record_memory.honest.python_peak_mib",
         "security.flood.parent_median_s",
         "security.flood.top_median_s",
+    ],
+    "mcp": [
+        "mcp.scripted.mcp_ms.median",
+        "mcp.scripted.mcp_over_python",
+        "mcp.headless.mcp_ms.median",
+        "mcp.headless.mcp_over_python",
     ],
     "steering": [
         "steering.success_rate",
@@ -296,6 +303,17 @@ def table(r: dict[str, Any]) -> str:
                 f"requests at the log server: {fl['requests_reached']})",
                 "security",
             )
+    if "mcp" in r:
+        for kind, where in (("scripted", "the in-process fake view"), ("headless", "a headless page")):
+            fig = r["mcp"].get(kind)
+            if fig:
+                m, d = fig["mcp_ms"], fig["python_ms"]
+                row(
+                    f"`set_parameters` through the MCP server (SDK client, streamable HTTP) vs in Python, {where}",
+                    f"median {m['median']} ms, p95 {m['p95']} ms, p99 {m['p99']} ms; in Python {d['median']} ms "
+                    f"median: {fig['mcp_over_python']}x (n={m['n']}, alternating)",
+                    "mcp",
+                )
     if "headless" in r:
         h = r["headless"]
         rt, sw, adv, dk = h.get("roundtrip_ms"), h.get("sweep"), h.get("advance"), h.get("dask")

@@ -179,12 +179,16 @@ QUICKSTART: list[Cell] = [
         An `Agent` turns a request into the same tool calls. With no model named it uses the *offline
         planner*: a small deterministic stand-in for a language model that understands simple requests,
         needs no key and never touches the network. `real_models.ipynb` shows how to plug in a real one.
+
+        `await agent.aask(...)` works wherever a notebook runs, Colab's older kernels included;
+        `agent.ask(...)`, its blocking twin, needs ipykernel 7 (on older kernels it says so and names
+        this form).
         """
     ),
     code(
         """
         agent = sb.Agent(sim)
-        result = agent.ask("set the speed to 12 and make it red")
+        result = await agent.aask("set the speed to 12 and make it red")
         print(result.text)
         """
     ),
@@ -193,7 +197,7 @@ QUICKSTART: list[Cell] = [
         """
         for call in result.tool_calls:
             print(call.name, call.arguments, "ok" if call.ok else call.result["error"])
-        print(agent.ask("what is the speed?").text)
+        print((await agent.aask("what is the speed?")).text)
         """
     ),
     md(
@@ -235,6 +239,7 @@ QUICKSTART: list[Cell] = [
           the same sweep on a Dask cluster.
         - `real_models.ipynb`: OpenAI, Anthropic, Google, Ollama and local servers.
         - `robustness.ipynb`: retries, the loop guard, approval, the audit log and cancelling.
+        - `mcp.ipynb`: the widgets as an MCP server, for Claude Code, Cursor, VS Code and other agents.
         """
     ),
 ]
@@ -1206,6 +1211,104 @@ ROBUSTNESS: list[Cell] = [
     ),
 ]
 
+MCP: list[Cell] = [
+    md(
+        """
+        # Any agent steers the simulation (MCP)
+
+        The agents people already use (Claude Code, Codex and others through jupyter-ai, Cursor, VS
+        Code, marimo, Claude Desktop) speak the Model Context Protocol. `sb.serve_mcp()` makes the
+        widgets of this kernel an MCP server, with the built-in agent's tools: the manifest's exact
+        schemas, validation, approval, the audit log and deadlines. See `docs/mcp.md`.
+        """
+    ),
+    code(
+        """
+        import splitbrain_widget as sb
+
+        sim = sb.TargetWidget("projectile")
+        sim
+        """
+    ),
+    md(
+        """
+        ## Start the server
+
+        One server per kernel, on 127.0.0.1, behind a random token. `config(client)` is the snippet to
+        paste into a client (`"claude-code"`, `"cursor"`, `"vscode"`, `"jupyter-ai"`, `"marimo"`,
+        `"claude-desktop"`); the token is shown here replaced, as you would before sharing a notebook.
+        """
+    ),
+    code(
+        """
+        server = sb.serve_mcp(sim)
+        print(server.running, [w["id"] for w in server.widgets()])
+        print(server.config("claude-code").replace(server.token, "<token>"))
+        """
+    ),
+    md(
+        """
+        ## Call it as a client would
+
+        Here the client is the MCP SDK's own, in this notebook; an agent outside the kernel does the same
+        over HTTP. Each widget's tools are named `<widget>__<tool>`.
+        """
+    ),
+    code(
+        """
+        import httpx2
+        from mcp import ClientSession, Implementation
+        from mcp.client.streamable_http import streamable_http_client
+
+
+        async def call(name, arguments):
+            headers = {"Authorization": f"Bearer {server.token}"}
+            async with (
+                httpx2.AsyncClient(headers=headers) as http,
+                streamable_http_client(server.url, http_client=http) as (read, write),
+                ClientSession(read, write, client_info=Implementation(name="notebook-client", version="1")) as session,
+            ):
+                await session.initialize()
+                tools = [tool.name for tool in (await session.list_tools()).tools]
+                result = await session.call_tool(name, arguments)
+                return tools, result.structured_content
+
+
+        tools, result = await call("projectile__set_parameters", {"values": {"launch.angle": 30}})
+        print(tools[:5])
+        print(result["ok"], result["changed"]["launch.angle"])
+        """
+    ),
+    md(
+        """
+        A value the manifest refuses is a tool error with our code, and nothing reaches the page:
+        """
+    ),
+    code(
+        """
+        _, refused = await call("projectile__set_parameters", {"values": {"launch.angle": 120}})
+        print(refused["ok"], refused["error"]["code"], "|", refused["error"]["message"])
+        """
+    ),
+    md(
+        """
+        The change is the widget's own: in its values, and in its audit log with who asked.
+        """
+    ),
+    code(
+        """
+        print(sim.values["launch.angle"])
+        print(sim.audit.to_code())
+        """
+    ),
+    code(
+        """
+        server.stop()
+        print(server.running)
+        """
+    ),
+]
+
 
 NOTEBOOKS: dict[str, list[Cell]] = {
     "quickstart": QUICKSTART,
@@ -1214,6 +1317,7 @@ NOTEBOOKS: dict[str, list[Cell]] = {
     "your_own_target": YOUR_OWN_TARGET,
     "real_models": REAL_MODELS,
     "robustness": ROBUSTNESS,
+    "mcp": MCP,
 }
 
 

@@ -13,13 +13,13 @@ for v in "$@"; do
   env=.venv-ipykernel-$v
   # ipykernel 5 calls IPython's should_run_async the way IPython < 8 takes it, so its venv gets the
   # IPython those hosts pair it with (Colab's 7.34). pydantic-ai-slim and pint: the chat panel's
-  # agent (the offline planner) answers in tests/test_kernel_hosts.py.
+  # agent (the offline planner) answers in tests/test_kernel_hosts.py; mcp: the kernel's MCP server there.
   case $v in 5.*) pins="ipython==7.34.0";; *) pins="";; esac
   [ -x "$env/bin/python" ] || "$base_python" -m venv "$env" || exit 1
-  if [ ! -f "$env/.ok-agent" ]; then
+  if [ ! -f "$env/.ok-agent-mcp" ]; then
     # shellcheck disable=SC2086
-    "$env/bin/pip" install -q "ipykernel==$v" $pins anywidget pydantic "pydantic-ai-slim>=2.68,<3" pint \
-      && touch "$env/.ok-agent" || exit 1
+    "$env/bin/pip" install -q "ipykernel==$v" $pins anywidget pydantic "pydantic-ai-slim>=2.68,<3" pint "mcp>=2.3,<3" \
+      && touch "$env/.ok-agent-mcp" || exit 1
   fi
 done
 declare -A pid

@@ -259,3 +259,58 @@ def test_a_blocking_seek_in_a_cell_seeks_where_it_can_and_names_the_awaited_twin
         "r = await sim.aseek('echo', 5, vary='settings.speed', timeout=5)\nprint(r.error.code, sim.values['settings.speed'])"
     )
     assert out.splitlines()[-1] == "not_measured 8.0", out  # the page answered; the speed is back
+
+
+def test_an_mcp_call_made_while_a_cell_sleeps_is_answered_where_the_kernel_can_hear(
+    fe: ScriptedFrontend, tmp_path: Path
+) -> None:
+    """A client outside the kernel calls the kernel's MCP server while a cell sleeps. With a
+    shell-channel thread the page's answer reaches the server's thread and the call is answered before
+    the cell ends; without one the kernel reads the answer only after the cell, and the call (on the
+    server's thread, inside its deadline) is answered then."""
+    import asyncio
+    import json
+    import threading
+
+    fe.attach(fe.widget_comm(), "v1")
+    url = fe.check("server = sb.serve_mcp(sim, token='kernel-test')\nprint(server.url)").strip()
+    box: dict[str, object] = {}
+    flag = tmp_path / "cell-sleeps"
+
+    async def call() -> None:
+        import httpx2
+        from mcp import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = httpx2.AsyncClient(headers={"Authorization": "Bearer kernel-test"}, timeout=httpx2.Timeout(30, read=60))
+        async with (
+            http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            while not flag.exists():  # the cell is sleeping from now on
+                await asyncio.sleep(0.01)
+            box["asked"] = time.monotonic()
+            result = await session.call_tool("demo__set_parameters", {"values": {"settings.count": 9}})
+            box["answered"] = time.monotonic()
+            box["result"] = result.structured_content
+
+    client = threading.Thread(target=lambda: asyncio.run(call()))
+    client.start()
+    started = time.monotonic()
+    cell = fe.run(
+        f"open({str(flag)!r}, 'w').close()\ntime.sleep(2.5)\nprint('slept')"
+    )  # the client asks once the flag is there
+    ended = time.monotonic()
+    client.join(60)
+    assert "slept" in cell.stdout
+    result = box["result"]
+    assert isinstance(result, dict) and result["ok"] is True, json.dumps(result)
+    answered = box["answered"]
+    assert isinstance(answered, float)
+    if WAITS:
+        assert answered < ended, f"answered {answered - started:.2f} s in, the cell ended at {ended - started:.2f} s"
+    else:
+        assert answered >= ended - 0.5, "without a shell-channel thread the answer comes after the cell"
+    assert fe.check("print(sim.values['settings.count'], sim.audit[-1].source)").split()[0] == "9"

@@ -258,6 +258,39 @@ def test_an_ask_of_the_approval_policy_is_an_elicitation(server: McpServer, proj
     assert no.structured_content["error"]["code"] == "denied"
 
 
+def test_without_elicitation_an_ask_shows_approve_deny_in_the_chat_panel(
+    server: McpServer, projectile: sb.TargetWidget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that cannot answer an elicitation: the panel's Approve / Deny decide while the call waits."""
+    projectile.approval = {"launch.angle": "ask"}
+    sent: list[dict[str, Any]] = []
+    send = projectile.send
+
+    def panel(content: dict[str, Any], buffers: Any = None) -> None:  # the panel: the user clicks
+        sent.append(content)
+        if content.get("kind") == "approval_request":
+            approved = content["arguments"]["values"]["launch.angle"] == 45
+            answer = {"kind": "approval", "id": content["id"], "approved": approved}
+            threading.Thread(target=projectile.receive_view_message, args=(answer,)).start()
+        send(content, buffers)
+
+    monkeypatch.setattr(projectile, "send", panel)
+
+    async def go() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with client(server) as session:  # no elicitation callback: the capability is not declared
+            yes = await session.call_tool("projectile__set_parameters", {"values": {"launch.angle": 45}})
+            no = await session.call_tool("projectile__set_parameters", {"values": {"launch.angle": 50}})
+            return yes, no
+
+    yes, no = run(go())
+    requests = [m for m in sent if m.get("kind") == "approval_request"]
+    assert [r["asking"] for r in requests] == [["launch.angle"], ["launch.angle"]]
+    assert not yes.is_error and projectile.values["launch.angle"] == 45
+    assert no.is_error and no.structured_content is not None
+    assert no.structured_content["error"]["code"] == "denied"
+    assert "the user denied this change" in no.structured_content["error"]["message"]
+
+
 def test_widgets_made_later_appear_and_closed_ones_go() -> None:
     first = sb.TargetWidget("bouncer")
     FakeView(first)
@@ -351,6 +384,9 @@ def test_a_foreign_origin_is_403_even_the_notebook_pages_own(server: McpServer) 
     auth = f"Bearer {server.token}"
     assert _post(server, Authorization=auth, Origin="http://evil.example") == 403
     assert _post(server, Authorization=auth, Origin="http://localhost:8888") == 403  # JupyterLab's origin
+    assert _post(server, Authorization=auth, Origin=f"http://localhost:{server.port + 1}") == 403
+    # the server's own origin is no page's (it serves none): a same-origin request is not cross-site
+    assert _post(server, Authorization=auth, Origin=f"http://127.0.0.1:{server.port}") == 200
 
 
 def test_a_listed_origin_is_admitted(projectile: sb.TargetWidget) -> None:

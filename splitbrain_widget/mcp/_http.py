@@ -1,9 +1,10 @@
 """Streamable HTTP on 127.0.0.1: the SDK's app behind a bearer token, in uvicorn on a daemon thread.
 
 Every route needs the token (401 without it, compared in constant time); the SDK's transport
-security then admits the exact ``Host`` of this server only (421 otherwise) and no ``Origin`` but the
-ones listed (403: the SDK's default admits ``http://localhost:*``, the notebook page's own origin,
-which a page of that origin could use). The listening socket has ``TCP_NODELAY``, which accepted
+security then admits the exact ``Host`` of this server only (421 otherwise) and no ``Origin`` but this
+server's own and the ones listed (403: the SDK's default admits ``http://localhost:*``, the notebook
+page's own origin, which a page of that origin could use; this server serves no page, so its own
+origin is no page's). The listening socket has ``TCP_NODELAY``, which accepted
 connections inherit (without it each reply on a reused connection waits ~45 ms for the peer's
 delayed ACK).
 """
@@ -76,7 +77,7 @@ class HttpServer:
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=[f"{HOST}:{self.port}", f"localhost:{self.port}"],
-            allowed_origins=list(origins),
+            allowed_origins=[f"http://{HOST}:{self.port}", f"http://localhost:{self.port}", *origins],
         )
         app = hub.server().streamable_http_app(streamable_http_path=PATH, transport_security=security, host=HOST)
         config = uvicorn.Config(

