@@ -381,6 +381,17 @@ class TargetWidget(anywidget.AnyWidget):
         run = lambda: arecord(self, seconds, every=every, observables=observables)  # noqa: E731
         return await self._ops.aaudited("record", _record_arguments(seconds, every, observables), run, _recorded)
 
+    def sweep(
+        self, grid: Mapping[str, Any], *, measure: str | Iterable[str] | None = None, advance: float | None = None
+    ) -> pandas.DataFrame:
+        """:func:`splitbrain_widget.sweep` of this widget's target from its current values (headless
+        pages of its own, this widget's page untouched), audited as this widget's call."""
+        from .sweep import sweep  # a handoff to the sweep's face, made when the call is (tests/test_layers.py)
+
+        run = lambda: sweep(self, grid, measure=measure, advance=advance, progress=False)  # noqa: E731
+        arguments = {"grid": {k: list(v) if isinstance(v, Iterable) else v for k, v in grid.items()}}
+        return self._ops.audited("sweep", arguments, run, _swept)
+
     # -- simulated time (while the calls run on a headless page) -----------------------------------
 
     @property
@@ -706,6 +717,10 @@ def _record_arguments(seconds: float, every: float, observables: str | Iterable[
 
 def _recorded(table: pandas.DataFrame) -> ToolResult:
     return ToolResult(ok=True, op="record", message=f"recorded {len(table)} rows")
+
+
+def _swept(table: pandas.DataFrame) -> ToolResult:
+    return ToolResult(ok=True, op="sweep", message=f"measured {len(table)} points")
 
 
 def _seek_arguments(observable: str, goal: float | str, options: SeekOptions) -> dict[str, Any]:

@@ -313,12 +313,19 @@ def test_each_tool_is_defined_once_and_everything_is_derived_from_the_table(sim:
     assert len(names) == len(set(names))
     # run_action is offered only where the manifest declares actions (the demo declares none), load_skill
     # only where the agent has skills, the clock's tools only on a page that runs on a virtual clock
-    clock_tools = ("advance", "record")
+    clock_tools = ("advance", "record", "sweep")
     offered = [s.name for s in tool_specs(Scope(sim.schema, ["demo"]))]
     assert offered == [n for n in names if n not in ("run_action", "load_skill", *clock_tools)]
     on_clock = [s.name for s in tool_specs(Scope(sim.schema, ["demo"], clock=True))]
     assert on_clock == [n for n in names if n not in ("run_action", "load_skill")]
-    assert {"get_parameters", "fetch_state", "list_targets", "read_stored_result", "load_skill"} == READ_ONLY_TOOLS
+    assert {
+        "get_parameters",
+        "fetch_state",
+        "list_targets",
+        "read_stored_result",
+        "load_skill",
+        "sweep",
+    } == READ_ONLY_TOOLS
     assert {t.name for t in TOOLS if t.needs_approval} == {
         "set_parameters",
         "reset",

@@ -22,9 +22,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "splitbrain_widget"
 LAYERS = ("protocol", "manifest", "core", "hosts", "features", "agent", "chat", "faces", "mcp")
 BOTTOM = {"protocol", "_bounds"}  # top-level modules of the first layer
 PACKAGES = {"manifest", "core", "hosts", "features", "agent", "chat", "mcp"}
-# The one way up: a face hands a call to the MCP server's public entry, imported when the call is
-# made (``sb.serve_mcp``, ``sim.serve_mcp()``, ``python -m splitbrain_widget mcp``).
+# Handoffs: a face hands a call to another public entry, imported inside the call it serves, so no
+# import made at load closes a circle: the one way up, to the MCP server (``sb.serve_mcp``,
+# ``sim.serve_mcp()``, ``python -m splitbrain_widget mcp``), and ``sim.sweep`` to ``sb.sweep`` (whose
+# pages are HeadlessTargets, which are TargetWidgets).
 HANDOFFS = {
+    ("splitbrain_widget.widget", "splitbrain_widget.sweep"),
     ("splitbrain_widget", "splitbrain_widget.mcp"),
     ("splitbrain_widget.widget", "splitbrain_widget.mcp"),
     ("splitbrain_widget.__main__", "splitbrain_widget.mcp"),

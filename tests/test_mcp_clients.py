@@ -172,17 +172,24 @@ def test_the_sdk_stdio_client_steers_a_headless_page() -> None:
             names = {t.name for t in (await session.list_tools()).tools}
             set_ = await session.call_tool("pendulum__set_parameters", {"values": {"pendulum.length": 2}})
             table = await session.call_tool("pendulum__record", {"seconds": 1, "every": 0.25})
+            grid = {"grid": {"pendulum.length": [0.5, 2]}, "advance": 2, "measure": ["energy"]}
+            swept = await session.call_tool("pendulum__sweep", grid)
             state = await session.read_resource("splitbrain://pendulum/state")
             return {
                 "names": names,
                 "set": set_.structured_content,
                 "table": table.structured_content,
+                "swept": swept.structured_content,
                 "state": json.loads(state.contents[0].text),  # type: ignore[union-attr]
             }
 
     seen = anyio.run(go)
-    assert {"pendulum__set_parameters", "pendulum__advance", "pendulum__record"} <= seen["names"]
+    assert {"pendulum__set_parameters", "pendulum__advance", "pendulum__record", "pendulum__sweep"} <= seen["names"]
     assert seen["set"]["ok"] is True
+    swept = seen["swept"]["page_data"]["table"]
+    assert [row[0] for row in swept["rows"]] == [0.5, 2] and all(
+        row[swept["columns"].index("ok")] for row in swept["rows"]
+    )
     table = seen["table"]["page_data"]["table"]
     assert len(table["rows"]) == 4 and "angle [deg]" in table["columns"], table
     assert seen["state"]["values"]["pendulum.length"] == 2  # what the kernel holds

@@ -1,4 +1,4 @@
-"""The tools of a page on a virtual clock (a headless page): ``advance`` and ``record``.
+"""The tools of a page on a virtual clock (a headless page): ``advance``, ``record`` and ``sweep``.
 
 They are rows of :data:`._tools.TOOLS` like the others, offered where the scope has a clock
 (:attr:`Scope.clock`), so the built-in agent on a headless page and the MCP server
@@ -13,7 +13,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import ERROR_CODES, ToolResult
-from ._schema import PAGE_DATA_NOTE
+from ._schema import PAGE_DATA_NOTE, parameter_schema
 
 if TYPE_CHECKING:
     import pandas
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 MAX_RECORD_SECONDS = 600.0  # simulated seconds one record call may ask for
 MAX_RECORD_ROWS = 2_000
+MAX_SWEEP_POINTS = 200  # points of one sweep call (sb.sweep itself takes more, from Python)
 MAX_TABLE_CHARS = 32_000  # a table's JSON handed back whole; a bigger one is stored aside, as big states are
 
 
@@ -55,6 +56,30 @@ def record_schema(scope: Scope) -> dict[str, Any]:
             "observables": _observable_names(scope.manifest),
         },
         "required": ["seconds"],
+        "additionalProperties": False,
+    }
+
+
+def sweep_schema(scope: Scope) -> dict[str, Any]:
+    settable = {
+        path: {"type": "array", "items": parameter_schema(p), "minItems": 1, "maxItems": MAX_SWEEP_POINTS}
+        for path, p in scope.manifest.parameters.items()
+        if not p.readonly
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "grid": {
+                "type": "object",
+                "properties": settable,
+                "additionalProperties": False,
+                "minProperties": 1,
+                "description": f"dotted path -> the values to try; every combination runs (at most {MAX_SWEEP_POINTS})",
+            },
+            "advance": _seconds_schema("simulated seconds each point runs from the reset before it is measured", 3600),
+            "measure": _observable_names(scope.manifest),
+        },
+        "required": ["grid"],
         "additionalProperties": False,
     }
 
@@ -120,6 +145,25 @@ async def record(ctx: ToolContext, args: dict[str, Any]) -> ToolResult | dict[st
     except Exception as exc:
         return _failure("record", exc)
     return _table_result(ctx, "record", f"recorded {len(frame)} rows", frame)
+
+
+async def sweep(ctx: ToolContext, args: dict[str, Any]) -> ToolResult | dict[str, Any]:
+    from ..core import _twins
+
+    grid = args.get("grid")
+    try:
+        if not isinstance(grid, dict) or not grid or not all(isinstance(v, list) for v in grid.values()):
+            raise ValueError("sweep needs 'grid': an object of dotted path -> a list of values")
+        points = math.prod(len(values) for values in grid.values())
+        if points > MAX_SWEEP_POINTS:
+            raise ValueError(f"the grid has {points} points, more than the {MAX_SWEEP_POINTS} one sweep call runs")
+        advance_s = _number(args, "advance")
+        measure = _names(args, "measure")
+        sim = ctx.sim
+        frame = await _twins.awaiting(lambda _cancelled: sim.sweep(grid, measure=measure, advance=advance_s))
+    except Exception as exc:
+        return _failure("sweep", exc)
+    return _table_result(ctx, "sweep", f"measured {len(frame)} points", frame)
 
 
 def _table_result(ctx: ToolContext, op: str, message: str, frame: pandas.DataFrame) -> dict[str, Any]:

@@ -43,7 +43,7 @@ class ToolContext:
 @dataclass(frozen=True)
 class Scope:
     """What the tools are offered for: the active manifest, the target ids, the skills, and whether
-    the page runs on a virtual clock (a headless page: ``advance``, ``record``)."""
+    the page runs on a virtual clock (a headless page: ``advance``, ``record``, ``sweep``)."""
 
     manifest: Manifest
     targets: list[str]
@@ -422,6 +422,16 @@ TOOLS: tuple[Tool, ...] = (
         _clock_tools.record,
         parameters=_clock_tools.record_schema,
         label=lambda args: f"{_short(args.get('seconds'))} s",
+        offered=lambda scope: scope.clock,
+    ),
+    Tool(
+        "sweep",
+        "Measure every combination of a grid of parameter values, each on a fresh headless page of this "
+        "target starting from its current values; one row per point (the grid, the observables, ok, error).",
+        _clock_tools.sweep,
+        read_only=True,
+        parameters=_clock_tools.sweep_schema,
+        label=lambda args: ", ".join(str(k).split(".")[-1] for k in (args.get("grid") or {})),
         offered=lambda scope: scope.clock,
     ),
     Tool(

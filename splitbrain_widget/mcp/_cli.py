@@ -2,8 +2,8 @@
 
 Headless pages of the targets (every target found when none is named), served over stdio (the
 default: what Claude Desktop, Cursor or a CI job starts) or streamable HTTP (``--http``, with a
-token printed on stderr unless given). The pages run on a virtual clock, so ``advance`` and
-``record`` are among their tools.
+token printed on stderr unless given). The pages run on a virtual clock, so ``advance``, ``record``
+and ``sweep`` are among their tools.
 """
 
 from __future__ import annotations
