@@ -654,7 +654,7 @@ def test_pint_is_imported_only_when_a_unit_is_converted() -> None:
         ("bouncer", "add 5 to the speed", {"settings.speed": 13.0}),  # was 10
         ("bouncer", "increase the speed by three", {"settings.speed": 11.0}),  # was 10
         ("bouncer", "don't set the speed to 12", None),  # was 12
-        ("bouncer", "set the speed to twenty five", None),  # was 5
+        ("bouncer", "set the speed to twenty five", {"settings.speed": 25}),  # was 5, then refused; now composed
         ("bouncer", "speed 12 cubits", None),  # was 12 m/s
         ("bouncer", "speed 12 c", None),  # not the speed of light
         ("bouncer", "speed above 12", None),  # was 12

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ...core import _units
 from ...manifest import Manifest, Parameter
+from ._spoken import spoken_numbers
 
 NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -161,10 +162,11 @@ class Number:
 
 
 def normalise(text: str) -> str:
-    """Trimmed, one space between words, "colour" -> "color"; the case is kept for units (mm / Mm)."""
+    """Trimmed, one space between words, "colour" -> "color", spoken numbers, signs and corrections
+    as digits ("minus thirty" -> "-30", "30, no wait, 40" -> "40"); the case is kept for units (mm / Mm)."""
     out = re.sub(r"colour", "color", text.strip().replace("’", "'"), flags=re.IGNORECASE)
     out = re.sub(r"[!.]+$", "", out).strip()
-    return re.sub(r"\s+", " ", out)
+    return spoken_numbers(re.sub(r"\s+", " ", out))
 
 
 def split_clauses(request: str, raw: str) -> list[tuple[str, str]]:

@@ -38,6 +38,7 @@ from ._lexicon import (
     split_clauses,
     word_tokens,
 )
+from ._spoken import stray_sign
 
 
 def plan(text: str, ctx: PlannerContext) -> Plan:
@@ -75,6 +76,15 @@ def plan(text: str, ctx: PlannerContext) -> Plan:
     kept: list[str] = []
     for clause, clause_raw in _goals.merge_vary(split_clauses(request, raw)):
         if set(clause.split()) <= GREETINGS:  # "ok, set the speed to 12"
+            continue
+        if stray_sign(clause):  # a sign with no number to belong to: never drop it and change the other way
+            failed.append(
+                (
+                    f'"{clause_raw}" has a sign ("minus", "negative") with no number right after it; '
+                    "write the value with its sign, as in -5.",
+                    None,
+                )
+            )
             continue
         held = kept_params(clause, ctx.manifest)
         if held is not None:  # "keeping that drag": not set, not varied
