@@ -1,8 +1,9 @@
 """The offline planner: plain-language requests to tool calls, driven by the manifest alone.
 
 Part of the agent layer: imports the protocol, the manifest, the core and the features. Inside,
-imports point one way: ``_context``, ``_spoken`` (numbers as people write them) and ``_lexicon`` (words, numbers, names) at the bottom,
-``_format`` over them, then ``_goals``, ``_answers`` and ``_plan`` (the entry point).
+imports point one way: ``_context``, ``_spoken`` (numbers as people write them) and ``_lexicon``
+(words, numbers, names) at the bottom, ``_format`` over them, then ``_goals``, ``_answers`` and
+``_plan`` (the entry point).
 """
 
 from ._answers import describe_calls, is_yes, summarise
