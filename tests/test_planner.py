@@ -244,7 +244,6 @@ REFUSALS = [
     ("swing", "set the length"),  # no number
     ("launcher", "set the speed to 12 and make it fly"),  # half understood: refuse all, change nothing
     ("bouncer", "write me a poem about balls"),
-    ("projectile", "use moon gravity"),  # no number: it does not guess 1.62
     ("pendulum", "faster"),  # no speed-like parameter
     ("orbits", "make the orbit prettier"),
     ("bouncer", "stop the simulation"),  # not what the speed's description says 0 stops

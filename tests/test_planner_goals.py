@@ -232,7 +232,6 @@ REFUSED = [
     ("projectile", "hit a target 50 m away", "I can set"),
     ("pendulum", "make it land at 50 m", "nothing this target reports"),
     ("pendulum", "make the pendulum as long as possible", "period or pendulum.length"),  # its length?
-    ("orbits", "make a year last 500 days", "orbital_period or kepler_period"),  # which period is a year?
     ("pendulum", "make it swing for 3 s", "(period?); name the observable"),  # the period, or how long it swings?
     ("pendulum", "make each swing last 2 s", "name the observable"),
     ("projectile", "make the time 3 s", "I can set"),  # no observable named, no duration: no guess

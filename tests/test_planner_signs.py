@@ -183,3 +183,51 @@ def test_spoken_numbers_on_the_projectile(request_text: str, path: str, value: f
         assert not result.calls and result.refusal
     else:
         assert [c.args["values"] for c in result.calls] == [{path: value}], result
+
+
+@pytest.mark.parametrize(
+    ("target", "request_text", "expected"),
+    [
+        ("projectile", "use moon gravity", {"environment.gravity": 1.62}),  # the manifest names it: no guess
+        ("projectile", "gravity like on Mars", {"environment.gravity": 3.71}),
+        ("projectile", "turn the air resistance off", {"environment.drag": 0}),
+        ("projectile", "slow motion please", {"simulation.time_scale": 0.25}),
+        ("projectile", "set the launch angle to 40", {"launch.angle": 40}),
+        ("pendulum", "make the string length 2 m", {"pendulum.length": 2}),
+        ("pendulum", "damping off", {"environment.damping": 0}),
+        ("waves", "put the sources out of phase", {"sources.phase": 180}),
+    ],
+)
+def test_the_manifest_says_how_people_talk_about_it(target: str, request_text: str, expected: dict[str, float]) -> None:
+    manifest = sb.load_target(target).manifest
+    result = plan(request_text, PlannerContext(manifest, manifest.defaults()))
+    assert [c.args["values"] for c in result.calls] == [expected], result
+
+
+def test_a_year_is_the_orbital_period_because_the_manifest_says_so() -> None:
+    manifest = sb.load_target("orbits").manifest
+    result = plan("make a year last 500 days", PlannerContext(manifest, manifest.defaults()))
+    assert [c.tool for c in result.calls] == ["seek"] and result.calls[0].args["observable"] == "orbital_period"
+
+
+def test_a_named_value_alone_belongs_to_the_one_parameter_that_has_it() -> None:
+    manifest = sb.load_target("pendulum").manifest  # "moon" names a gravity only; "off" is too short alone
+    assert [c.args["values"] for c in plan("moon", PlannerContext(manifest, manifest.defaults())).calls] == [
+        {"environment.gravity": 1.62}
+    ]
+    assert not plan("turn it off", PlannerContext(manifest, manifest.defaults())).calls
+
+
+@pytest.mark.parametrize("request_text", ["fire", "press fire", "shoot the cannon"])
+def test_an_actions_aliases_name_it(request_text: str) -> None:
+    raw = {
+        "id": "cannon",
+        "type": "apply",
+        "data": {"s": {"power": {"type": "number", "value": 1, "min": 0, "max": 5}}},
+        "actions": {"launch": {"description": "send the ball off", "aliases": ["fire", "shoot"]}},
+    }
+    manifest = Manifest.from_dict(raw, source="cannon (made up)")
+    result = plan(request_text, PlannerContext(manifest, manifest.defaults()))
+    assert [(c.tool, c.args) for c in result.calls] == [("run_action", {"name": "launch"})]
+    without = Manifest.from_dict({**raw, "actions": {"launch": {"description": "send the ball off"}}}, source="x")
+    assert not plan(request_text, PlannerContext(without, without.defaults())).calls  # the alias is what names it

@@ -22,6 +22,23 @@ from ._coerce import MAX_ARRAY_LENGTH, ItemType, ParamType, check_scalar, coerce
 from ._errors import ParameterError, detail
 from ._names import plain_name
 
+MAX_WORDS_CHARS = 60  # an alias or a named value's name: a few words
+MAX_NAMED = 20  # named values of one parameter
+
+
+def _spoken_name(text: str) -> str:
+    """An alias or a named value's name: a few words people say, trimmed and lower-cased."""
+    words = " ".join(text.split()).lower()
+    if not words or len(words) > MAX_WORDS_CHARS:
+        raise ValueError(f"expected a few words (1 to {MAX_WORDS_CHARS} characters), got {text!r}")
+    if not any(c.isalpha() for c in words):
+        raise ValueError(f"expected words, got {text!r} (a number is no name)")
+    return words
+
+
+SpokenName = Annotated[str, Field(strict=True), AfterValidator(_spoken_name)]
+Aliases = Annotated[tuple[SpokenName, ...], Field(max_length=MAX_NAMED)]
+
 
 class Action(BaseModel):
     """Something a target can be told to do (``run``, ``reset_view``), by name.
@@ -35,6 +52,7 @@ class Action(BaseModel):
     name: Annotated[str, Field(strict=True), AfterValidator(plain_name)]
     description: str | None = None
     label: str | None = None
+    aliases: Aliases = ()  # other names people use for it ("fire" for launch)
     bind: ActionBinding | None = None
 
 
@@ -55,6 +73,8 @@ class Parameter(BaseModel):
     readonly: StrictBool = False
     length: int | None = Field(default=None, ge=1, le=MAX_ARRAY_LENGTH)
     items: ItemType | None = None
+    aliases: Aliases = ()  # other names people use for it ("air resistance" for drag)
+    named: Annotated[dict[SpokenName, Any], Field(max_length=MAX_NAMED)] | None = None  # {"moon": 1.62}
     bind: ParameterBinding | None = None
     path: str = Field(default="", exclude=True)
 
@@ -78,6 +98,16 @@ class Parameter(BaseModel):
                     raise ValueError(f"@enum.{i}: {detail(exc)}") from None
         if self.bind is not None and self.bind.selector is not None and self.type == "array":
             raise ValueError("@bind.selector: a form control holds one value; bind an array parameter to a global")
+        if self.named is not None:
+            if self.type == "array":
+                raise ValueError("'named' does not apply to array parameters")
+            named = {}
+            for key, option in self.named.items():
+                try:
+                    named[key] = coerce_value(self, option, "named value")
+                except ParameterError as exc:
+                    raise ValueError(f"@named.{key}: {detail(exc)}") from None
+            object.__setattr__(self, "named", named)
         if self.value is None:
             raise ValueError("@value: the default value is required")
         # The default must satisfy the parameter's own schema.
@@ -152,15 +182,17 @@ class Observable(BaseModel):
     depends_on: tuple[str, ...] = ()
     settles_in: float | None = Field(default=None, gt=0, le=3600, strict=True)
     description: str | None = None
+    aliases: Aliases = ()  # other names people use for it ("distance" for range)
     read: ObservableRead | None = None
 
     @model_serializer(mode="wrap")
     def _serialise(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """``depends_on`` dumps as a list, and not at all when empty."""
+        """``depends_on`` and ``aliases`` dump as lists, and not at all when empty."""
         out: dict[str, Any] = handler(self)
-        if "depends_on" in out:
-            if self.depends_on:
-                out["depends_on"] = list(self.depends_on)
-            else:
-                del out["depends_on"]
+        for key in ("depends_on", "aliases"):
+            if key in out:
+                if getattr(self, key):
+                    out[key] = list(getattr(self, key))
+                else:
+                    del out[key]
         return out

@@ -97,6 +97,11 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
         if options:
             return f'"{clause}" names several values of {param.path}: {", ".join(options)}.'
 
+    if number is None:
+        named = _named_value(clause, manifest, param)
+        if named is not None:  # "moon gravity", "slow motion", "drag off"
+            return named
+
     relative = _relative(clause, manifest, param, current, number)
     if relative is not None:
         return relative
@@ -424,3 +429,30 @@ def _unknown_colour(clause: str, manifest: Manifest) -> str | None:
         return None
     allowed = "; ".join(f"{p.path}: {', '.join(str(o) for o in p.enum or ())}" for p in palettes)
     return f"{named[0]} is not one of the colours I can set ({allowed})."
+
+
+ALONE_MIN_CHARS = 4  # a named value said with no parameter ("moon") must be at least this long: not "off"
+
+
+def _named_value(clause: str, manifest: Manifest, param: Parameter | None) -> tuple[str, Any, str] | str | None:
+    """A value the manifest names (``"named": {"moon": 1.62}``) said in the clause: for the parameter
+    it names, or (none named) for the one parameter that has that name, if only one does."""
+    candidates = [param] if param is not None else [p for p in manifest.parameters.values() if p.named]
+    hits = []
+    for p in candidates:
+        for key, value in (p.named or {}).items():
+            if param is None and len(key) < ALONE_MIN_CHARS:
+                continue
+            if re.search(rf"(?<![\w.]){re.escape(key)}(?!\w)", clause):
+                hits.append((p, key, value))
+    if not hits:
+        return None
+    longest = max(len(k) for _, k, _ in hits)  # "slow motion" over "slow"
+    hits = [h for h in hits if len(h[1]) == longest]
+    if len({(p.path, v) for p, _, v in hits}) > 1:
+        said = ", ".join(f"{k} ({p.path})" for p, k, _ in hits)
+        return f'"{clause}" names several values: {said}; say which.'
+    p, key, value = hits[0]
+    unit = f" {p.unit}" if p.unit else ""
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    return p.path, value, f'"{key}" is {value:g}{unit}' if numeric else f'"{key}" is {value}'

@@ -434,7 +434,7 @@ def named_observables(
     for name, obs in manifest.observables.items():
         words = name.lower().split("_")
         spelled = " ".join(_SPELLED.get(w, w) for w in words)  # "maximum height" for max_height
-        forms = dict.fromkeys([name.lower(), name.lower().replace("_", " "), spelled])
+        forms = dict.fromkeys([name.lower(), name.lower().replace("_", " "), spelled, *obs.aliases])
         spans = [
             (m.start(), m.end())
             for form in forms

@@ -210,6 +210,7 @@ def name_forms(param: Parameter) -> list[str]:
         forms |= {f"{group} {words}", f"{group} {name}"}
     if param.label:
         forms.add(normalise(param.label).lower())
+    forms |= set(param.aliases)  # the manifest's other names for it ("air resistance" for drag)
     return sorted(forms, key=len, reverse=True)
 
 

@@ -189,9 +189,14 @@ def _question(request: str, ctx: PlannerContext) -> Plan | None:
         return None
     subject = match.group(1)
     names: list[str] = []
-    for name in ctx.manifest.observables:
+    for name, observable in ctx.manifest.observables.items():
         words = set(word_tokens(name.lower().replace("_", " ")))
-        if re.search(rf"\b{re.escape(name.lower())}\b", subject) or (words and words <= set(word_tokens(subject))):
+        aliased = any(re.search(rf"\b{re.escape(alias)}\b", subject) for alias in observable.aliases)
+        if (
+            aliased
+            or re.search(rf"\b{re.escape(name.lower())}\b", subject)
+            or (words and words <= set(word_tokens(subject)))
+        ):
             names.append(name)
     params = find_params(subject, ctx.manifest)
     if names:
@@ -264,7 +269,9 @@ def _action_matches(what: list[str], name: str, ctx: PlannerContext) -> bool:
     action = ctx.manifest.actions[name]
     own = set(_action_words(f"{action.label or ''} {action.description or ''} {ctx.manifest.title or ''}"))
     own |= set(_action_words(ctx.manifest.id))
-    for form in {tuple(_action_words(name)), tuple(_action_words(action.label or ""))}:
+    forms = {tuple(_action_words(name)), tuple(_action_words(action.label or ""))}
+    forms |= {tuple(_action_words(alias)) for alias in action.aliases}  # the manifest's other names for it
+    for form in forms:
         if form and tuple(what[: len(form)]) == form and set(what[len(form) :]) <= ACTION_FILLER | own:
             return True
     return False
