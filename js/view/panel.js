@@ -36,6 +36,7 @@ import {
  * @property {number} [max]
  * @property {number} [step]
  * @property {unknown[]} [enum]
+ * @property {Record<string, unknown>} [named]  values people say by name ({moon: 1.62}), shown as choices
  * @property {boolean} [readonly]
  * @property {number} [length]
  */
@@ -778,6 +779,25 @@ function buildInspector(container, model, signal) {
         number.addEventListener("change", commit, { signal });
         number.addEventListener("keydown", (e) => e.key === "Enter" && commit(), { signal });
         control.append(number);
+        const named = Object.entries(p.named ?? {});
+        if (named.length && !p.readonly) {
+          const choices = /** @type {HTMLSelectElement} */ (
+            h("select", { class: "sb-named", "aria-label": `${name}: named values`, title: "named values" })
+          );
+          choices.append(h("option", { value: "", text: "…" }));
+          for (const [word, value] of named) {
+            choices.append(h("option", { value: JSON.stringify(value), text: `${word} (${String(value)}${p.unit ? ` ${p.unit}` : ""})` }));
+          }
+          choices.addEventListener("change", () => {
+            if (choices.value === "") return;
+            const value = Number(JSON.parse(choices.value));
+            number.value = String(value);
+            if (slider) slider.value = String(value);
+            push(path, value);
+            choices.value = "";
+          }, { signal });
+          control.append(choices);
+        }
         setters.set(path, (v) => {
           if (document.activeElement !== number) number.value = String(v);
           if (slider && document.activeElement !== slider) slider.value = String(v);

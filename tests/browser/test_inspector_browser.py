@@ -288,3 +288,14 @@ def test_record_on_a_live_page_samples_its_reports_every_tenth_of_a_second(open_
     out = nb.expect_output(2, "50 wall 0.1 True")  # the live page's own reports, one row per 0.1 s
     assert "'angle', 'angle2', 'angular_velocity', 'energy', 'period', 't'" in out, out
     assert "True True" in out, out  # the angle swings; the period the page measured is ~2 s (L = 1 m)
+
+
+def test_named_values_are_choices_that_set_the_parameter(open_notebook: Any) -> None:
+    """The pendulum's manifest names gravities ("moon": 1.62): the inspector offers them beside the number."""
+    nb, view = open_chat(open_notebook, [PENDULUM_CELL, "print(sim.values['environment.gravity'])"])
+    choices = view.get_by_label("gravity: named values")
+    options = choices.locator("option").all_text_contents()
+    assert options[:1] == ["…"] and "moon (1.62 m/s²)" in options and "mars (3.71 m/s²)" in options, options
+    choices.select_option(label="moon (1.62 m/s²)")
+    wait_for(lambda: nb.run_cell(2).strip() == "1.62", timeout=30, what="the kernel to hold the moon gravity")
+    assert choices.input_value() == ""  # back to the placeholder: a choice, not a state
