@@ -40,6 +40,7 @@ from ._lexicon import (
     core_words,
     counted_param,
     find_params,
+    mentions_of,
     name_forms,
     read_number,
     word_tokens,
@@ -63,6 +64,13 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
     if counted is not None:  # "put 300 boids in the sky": the number of boids
         params = [counted]
 
+    if number is None and params:  # "at mars orbit": a named value whose words hold the parameter's mention
+        spoken = _named_span(clause, manifest)
+        if spoken is not None and all(
+            spoken[0] <= start and end <= spoken[1] for _, start, end in mentions_of(clause, manifest, None)
+        ):
+            params = [manifest.parameters[spoken[2]]]
+
     switch = _switch(clause, manifest, params, current, number)
     if switch is not None:
         return switch if isinstance(switch, str) else (switch[0], switch[1], "")
@@ -73,6 +81,10 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
         return f'"{clause}" says what not to do; I only carry out plain requests.'
     if re.search(r"\b(?:reset|restore|revert|start over|start again)\b", clause):  # "start over with speed 12"
         return f'"{clause}": ask for a reset on its own, then for the change.'
+    if len(params) > 1 and number is None:  # "the planet at mars orbit": the one of them that has that name
+        named_among = [n for n in (_named_value(clause, manifest, p) for p in params) if isinstance(n, tuple)]
+        if len(named_among) == 1:
+            return named_among[0]
     if len(params) > 1:
         names = " or ".join(p.path for p in params)
         return f'"{clause}" could mean {names}; name one of them.'
@@ -356,25 +368,41 @@ def _relative(
     elif re.search(r"\bby\b", clause):
         return f'"{clause}": I could not find by how much.'
     else:
-        if factor is None:
-            if re.search(r"\b(?:a (?:little|bit|touch)|slightly|a tad)\b", clause):
-                factor = 1.1 if direction > 0 else 1 / 1.1
-            elif re.search(r"\b(?:much|a lot|way|far)\b", clause):
-                factor = 2.0 if direction > 0 else 0.5
-            else:
-                factor = 1.25 if direction > 0 else 0.8
+        how = ""
+        if factor is None:  # no amount: the documented steps (docs/writing-targets.md, section 2)
+            degree = _degree(clause)
+            factor = RELATIVE_FACTORS[degree] if direction > 0 else 1 / RELATIVE_FACTORS[degree]
+            how = f"{degree}: x{fmt(tidy(factor))}"
         target = now * factor
         if now == 0 and direction:
+            degree = _degree(clause)
             step = param.step or (
                 (param.max - param.min) / 10 if param.max is not None and param.min is not None else 1
             )
-            target = direction * step
+            target = direction * step * FROM_ZERO_STEPS[degree]
+            how = f"{degree}: {FROM_ZERO_STEPS[degree]} step{'s' * (FROM_ZERO_STEPS[degree] != 1)} of {fmt(step)}"
+        if how:
+            shown = round(target) if param.type == "integer" else tidy(target)
+            unit_text = f" {param.unit}" if param.unit else ""
+            note = f"{param.path} {fmt(now)} -> {fmt(shown)}{unit_text} ({how})"
     if param.max is not None and target > param.max:
         target, note = param.max, f"{param.path} is capped at its maximum {fmt(param.max)}"
     if param.min is not None and target < param.min:
         target, note = param.min, f"{param.path} is held at its minimum {fmt(param.min)}"
     value: Any = round(target) if param.type == "integer" else tidy(target)
     return param.path, value, note
+
+
+RELATIVE_FACTORS = {"a little": 1.1, "some": 1.25, "much": 2.0}  # "a bit higher", "higher", "much higher"
+FROM_ZERO_STEPS = {"a little": 1, "some": 1, "much": 5}  # steps of the manifest's step (or a tenth of the range) from 0
+
+
+def _degree(clause: str) -> str:
+    if re.search(r"\b(?:a (?:little|bit|touch|tad)|slightly|a tiny bit|somewhat)\b", clause):
+        return "a little"
+    if re.search(r"\b(?:much|a lot|way|far|lots)\b", clause):
+        return "much"
+    return "some"
 
 
 def kept_params(clause: str, manifest: Manifest) -> list[str] | None:
@@ -431,6 +459,17 @@ def _unknown_colour(clause: str, manifest: Manifest) -> str | None:
     return f"{named[0]} is not one of the colours I can set ({allowed})."
 
 
+def _named_span(clause: str, manifest: Manifest) -> tuple[int, int, str] | None:
+    """The longest named value (of any parameter) in the clause: its span and its parameter's path."""
+    best: tuple[int, int, str] | None = None
+    for p in manifest.parameters.values():
+        for key in p.named or {}:
+            for m in re.finditer(rf"(?<![\w.]){re.escape(key)}(?!\w)", clause):
+                if best is None or m.end() - m.start() > best[1] - best[0]:
+                    best = (m.start(), m.end(), p.path)
+    return best
+
+
 ALONE_MIN_CHARS = 4  # a named value said with no parameter ("moon") must be at least this long: not "off"
 
 
@@ -438,6 +477,10 @@ def _named_value(clause: str, manifest: Manifest, param: Parameter | None) -> tu
     """A value the manifest names (``"named": {"moon": 1.62}``) said in the clause: for the parameter
     it names, or (none named) for the one parameter that has that name, if only one does."""
     candidates = [param] if param is not None else [p for p in manifest.parameters.values() if p.named]
+    if param is not None and param.named and re.match(r"^(?:no|without)\b", clause):
+        off = next((key for key in ("off", "none") if key in param.named), None)
+        if off is not None:  # "no damping": the value the manifest calls off
+            return param.path, param.named[off], f'"no {param.name}" is its "{off}", {param.named[off]}'
     hits = []
     for p in candidates:
         for key, value in (p.named or {}).items():

@@ -188,6 +188,8 @@ def _question(request: str, ctx: PlannerContext) -> Plan | None:
     if not match:
         return None
     subject = match.group(1)
+    if request.startswith("get") and re.search(r"\bto (?:be )?-?\d", subject):
+        return None  # "get the range to 50 m (by changing the angle)": a goal, not a question
     names: list[str] = []
     for name, observable in ctx.manifest.observables.items():
         words = set(word_tokens(name.lower().replace("_", " ")))

@@ -1,0 +1,98 @@
+"""The offline planner on a classroom's own words: ``tests/fixtures/classroom_corpus.json``.
+
+Requests written by hand the way students and teachers type them, for every built-in target, with
+what each should do. A request is *right* when the plan does exactly that; *refused* when an
+in-scope request gets no call (a miss, never harmful); *wrong* when the plan changes anything else
+(another parameter, the other sign, the other way) or answers an out-of-scope request with a call.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import splitbrain_widget as sb
+from splitbrain_widget.agent.planner import Plan, PlannerContext, plan
+from splitbrain_widget.manifest import Manifest
+
+CORPUS = Path(__file__).parent / "fixtures" / "classroom_corpus.json"
+
+
+@cache
+def manifest(target: str) -> Manifest:
+    return sb.load_target(target).manifest
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, int | float) or not isinstance(b, int | float):
+        return bool(a == b)
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+
+
+def judge(case: dict[str, Any], result: Plan) -> str:
+    """ "right", "refused" or "wrong" (what the plan would do, against what the request asked)."""
+    expect, calls = case["expect"], [(c.tool, c.args) for c in result.calls]
+    m = manifest(case["target"])
+    if expect == "refuse":
+        return "right" if not calls else "wrong"
+    if not calls:
+        return "refused"
+    if len(calls) != 1:
+        return "wrong"
+    tool, args = calls[0]
+    if "set" in expect:
+        values = args.get("values", {}) if tool == "set_parameters" else None
+        ok = values is not None and set(values) == set(expect["set"])
+        return "right" if ok and all(_same(values[k], v) for k, v in expect["set"].items()) else "wrong"
+    if "up" in expect or "down" in expect:
+        path = expect.get("up") or expect.get("down")
+        values = args.get("values", {}) if tool == "set_parameters" else {}
+        if set(values) != {path}:
+            return "wrong"
+        p, now, new = m.parameters[path], m.defaults()[path], values[path]
+        inside = (p.min is None or new >= p.min) and (p.max is None or new <= p.max)
+        moved = new > now if "up" in expect else new < now
+        return "right" if moved and inside else "wrong"
+    if "seek" in expect:
+        goal = expect["seek"]
+        if tool != "seek" or args.get("observable") != goal["observable"] or not _same(args.get("goal"), goal["goal"]):
+            return "wrong"
+        return "right" if "vary" not in goal or args.get("vary") == goal["vary"] else "wrong"
+    if "ask" in expect:
+        return (
+            "right"
+            if tool in ("fetch_state", "get_parameters") and set(expect["ask"]) <= set(result.asked)
+            else "wrong"
+        )
+    raise AssertionError(f"unknown expectation {expect!r}")
+
+
+def score() -> dict[str, Any]:
+    cases = json.loads(CORPUS.read_text(encoding="utf-8"))["cases"]
+    verdicts = []
+    for case in cases:
+        m = manifest(case["target"])
+        verdicts.append((case, judge(case, plan(case["request"], PlannerContext(m, m.defaults())))))
+    in_scope = [v for c, v in verdicts if c["expect"] != "refuse"]
+    out_of_scope = [v for c, v in verdicts if c["expect"] == "refuse"]
+    return {
+        "cases": len(cases),
+        "in_scope": len(in_scope),
+        "in_scope_right": in_scope.count("right"),
+        "refused": in_scope.count("refused"),
+        "wrong": sum(v == "wrong" for _, v in verdicts),
+        "out_of_scope_refused": out_of_scope.count("right"),
+        "out_of_scope": len(out_of_scope),
+        "misses": [f"{c['target']}: {c['request']!r} {v}" for c, v in verdicts if v != "right"],
+    }
+
+
+def test_the_classroom_corpus() -> None:
+    s = score()
+    print(json.dumps(s, indent=1))
+    assert s["wrong"] == 0, s["misses"]
+    assert s["out_of_scope_refused"] == s["out_of_scope"], s["misses"]
+    assert s["in_scope_right"] >= 0.95 * s["in_scope"], s["misses"]
