@@ -386,7 +386,10 @@ def test_truncated_response_executes_nothing(fake, sim, provider, stream):
 
     assert sim.values == before  # nothing executed
     assert result.stopped is None
-    assert result.text == "They were cut off; I will send them one at a time."
+    # the model promised and did nothing: the one nudge found nothing scripted (so the answer stays), and
+    # the result says no change was made
+    assert result.text == "They were cut off; I will send them one at a time. (No change was made.)"
+    assert result.no_change
     complete = [c for c in result.tool_calls if c.arguments == SPEED_12]
     assert len(complete) == 1 and not complete[0].ok
     assert complete[0].result["error"]["code"] == "truncated_call"

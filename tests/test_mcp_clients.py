@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +184,8 @@ def test_the_sdk_stdio_client_steers_a_headless_page() -> None:
                 "state": json.loads(state.contents[0].text),  # type: ignore[union-attr]
             }
 
-    seen = anyio.run(go)
+    with ThreadPoolExecutor(1) as pool:  # a thread of its own: the browser layer's Playwright holds this one's loop
+        seen = pool.submit(anyio.run, go).result()
     assert {"pendulum__set_parameters", "pendulum__advance", "pendulum__record", "pendulum__sweep"} <= seen["names"]
     assert seen["set"]["ok"] is True
     swept = seen["swept"]["page_data"]["table"]

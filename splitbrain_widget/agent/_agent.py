@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from ..core import _twins
 from ..core._audit import call_source, current_source
 from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
-from . import _skills
+from . import _honesty, _skills
+from ._budget import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_TOKENS, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_RUN_TIMEOUT_S
 from ._events import AgentEvent, Done
 from ._loops import LoopLimits
 from ._skills import Skill
@@ -56,6 +57,7 @@ class AgentResult:
     model: str = ""
     stopped: str | None = None
     skills: list[str] = field(default_factory=list)  # the skills this answer loaded, in order
+    no_change: bool = False  # the request asked for a change and no change tool call succeeded
 
     @property
     def ok(self) -> bool:
@@ -63,6 +65,15 @@ class AgentResult:
 
     def __str__(self) -> str:
         return self.text
+
+
+def _usage_of(usage: dict[str, int], calls: Sequence[Any]) -> Usage:
+    return Usage(
+        requests=usage.get("requests", 0),
+        input_tokens=usage.get("input_tokens", 0),
+        output_tokens=usage.get("output_tokens", 0),
+        tool_calls=len(calls),
+    )
 
 
 class Agent:
@@ -89,6 +100,13 @@ class Agent:
             skills, a file, a :class:`Skill`, Markdown text with a front matter, or a list of those;
             the active target's own skills (``<id>.skills/``) come after these. The system prompt
             lists them, never their bodies (docs/writing-targets.md, "Skills").
+        max_tokens: the output cap of each model request (1024: answers are a line or two); an
+            answer that reaches it ends with ``stopped="length"`` and says it was cut off.
+        request_timeout: seconds one model request may take, streamed to its last chunk (120).
+        idle_timeout: seconds to wait for a response's next chunk, or its first byte (60).
+        run_timeout: seconds one whole answer may take, tool calls and retry waits included (300);
+            past it the answer ends with ``stopped="deadline: ..."`` and says what was done.
+            None lifts any of these bounds.
 
     Every call an answer makes is audited with the request as its source (``sim.audit[-1].source``
     is ``"agent: <text>"``, or ``"chat: <message>"`` from the chat panel) and this agent's
@@ -111,8 +129,22 @@ class Agent:
         context_window: int | None = None,
         stream: bool = True,
         skills: str | Path | Skill | Iterable[str | Path | Skill] | None = None,
+        max_tokens: int | None = DEFAULT_MAX_TOKENS,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT_S,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT_S,
+        run_timeout: float | None = DEFAULT_RUN_TIMEOUT_S,
     ) -> None:
+        from ._budget import Bounds
         from ._runtime import Runtime  # pydantic-ai is imported here, not with the package
+
+        for name, bound in (
+            ("max_tokens", max_tokens),
+            ("request_timeout", request_timeout),
+            ("idle_timeout", idle_timeout),
+            ("run_timeout", run_timeout),
+        ):
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int | float) or bound <= 0):
+                raise ValueError(f"Agent({name}={bound!r}): expected a positive number, or None for no bound")
 
         self.sim = sim
         chosen = model if model is not None else (os.environ.get("SPLITBRAIN_MODEL") or "offline")
@@ -130,6 +162,9 @@ class Agent:
             context_window=context_window,
             stream=stream,
             skills=_skills.given(skills),
+            bounds=Bounds(
+                int(max_tokens) if max_tokens is not None else None, request_timeout, idle_timeout, run_timeout
+            ),
         )
         self.usage = Usage()
         self._lock = threading.Lock()
@@ -165,15 +200,25 @@ class Agent:
         tag = ambient.text if ambient is not None and ambient.text else f"agent: {text}"
         with call_source(tag, agent_id=self.id) as source:
             outcome, calls = await self._runtime.run(text, emit, source)
-        usage = Usage(
-            requests=outcome.usage.get("requests", 0),
-            input_tokens=outcome.usage.get("input_tokens", 0),
-            output_tokens=outcome.usage.get("output_tokens", 0),
-            tool_calls=len(calls),
-        )
+            usage = _usage_of(outcome.usage, calls)
+            loaded = list(self._runtime.state.loaded_skills)
+            wanted = outcome.stopped is None and _honesty.asks_for_change(text, self.sim)
+            if wanted and not _honesty.made_change(calls) and self._runtime.nudges():
+                # one bounded nudge: call the tool, or say it cannot be done (what it claims never counts)
+                nudged, more = await self._runtime.run(_honesty.NUDGE, emit, source)
+                calls = [*calls, *more]
+                usage.add(_usage_of(nudged.usage, more))
+                if nudged.stopped is None:  # a nudge that failed leaves the first answer (still no change)
+                    outcome = nudged
+                loaded += [s for s in self._runtime.state.loaded_skills if s not in loaded]
         self.usage.add(usage)
-        loaded = list(self._runtime.state.loaded_skills)
-        result = AgentResult(outcome.text, calls, usage, self.model, outcome.stopped, loaded)
+        answer = outcome.text
+        if _honesty.echoed(answer):  # "<tool_response>{...}" is no answer: say what the results say
+            answer = _honesty.from_results(calls, self.sim)
+        no_change = wanted and not _honesty.made_change(calls)
+        if no_change and _honesty.NO_CHANGE_NOTE not in answer:
+            answer = f"{answer.rstrip()} ({_honesty.NO_CHANGE_NOTE})".lstrip()
+        result = AgentResult(answer, calls, usage, self.model, outcome.stopped, loaded, no_change)
         emit(Done(result))
         return result
 

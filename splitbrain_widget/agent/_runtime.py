@@ -28,12 +28,14 @@ from pydantic_ai import (
     UsageLimitExceeded,
     UsageLimits,
 )
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.exceptions import ModelRequestTimeout
+from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.settings import ModelSettings
 
 from ..core._audit import CallSource, make_source
 from . import _retry
+from ._budget import Bounds
 from ._events import AgentEvent, TextDelta
 from ._guards import Guards
 from ._history import repair_history, window_for
@@ -76,8 +78,10 @@ class Runtime:
         context_window: int | None = None,
         stream: bool = True,
         skills: Sequence[Skill] = (),
+        bounds: Bounds | None = None,
     ) -> None:
         self.sim = sim
+        self.bounds = bounds or Bounds()
         self.stream = stream
         self.loop_limits = loop_limits or LoopLimits()
         self.state = RunState(sim, lambda e: None, self.loop_limits, max_retries, tuple(backoff))
@@ -93,18 +97,36 @@ class Runtime:
         self.usage_limits = UsageLimits(**(usage_limits or {"request_limit": 40}))  # type: ignore[arg-type]
         self.history: list[ModelMessage] = []
         self.token: CancellationToken | None = None
+        self._handle: Any = None  # the run in progress (its messages and usage, should it end early)
         self.agent = PaiAgent(
             self.chain,
             instructions=self._instructions,
             toolsets=[toolset(self.state)],
             capabilities=[Guards(self.state)],
-            model_settings=ModelSettings(max_retries=0) if not isinstance(models[0], FunctionModel) else None,
+            model_settings=None if isinstance(models[0], FunctionModel) else self._settings(),
             retries=3,
         )
+
+    def _settings(self) -> ModelSettings:
+        """pydantic-ai's settings for the bounds: the cap is sent to the provider, the deadlines enforced here."""
+        bounds = self.bounds
+        settings = ModelSettings(max_retries=0)
+        if bounds.max_tokens is not None:
+            settings["max_tokens"] = bounds.max_tokens
+        if bounds.request_timeout is not None:
+            settings["request_timeout"] = bounds.request_timeout
+        if bounds.idle_timeout is not None:
+            settings["timeout"] = bounds.idle_timeout
+        return settings
 
     @property
     def model_name(self) -> str:
         return model_label(self.chain.wrapped)
+
+    def nudges(self) -> bool:
+        """Whether a "no change was made" answer gets its one nudge: a language model's, not a scripted
+        function's (the offline planner's refusals are already honest)."""
+        return not isinstance(self.chain.wrapped, FunctionModel)
 
     def streams(self) -> bool:
         """Stream (text deltas as they come) unless asked not to or the model cannot."""
@@ -152,43 +174,34 @@ class Runtime:
             "cancellation_token": self.token,
         }
         handle: Any = None  # the run, so a run that ends early still yields its messages and usage
+        deadline = self.bounds.run_timeout
+        self._handle = None
         try:
-            if self.streams():
-                async with self.agent.run_stream_events(text, **options) as events:
-                    handle = events
-                    async for event in events:
-                        if (
-                            isinstance(event, PartStartEvent)
-                            and isinstance(event.part, TextPart)
-                            and event.part.content
-                        ):
-                            emit(TextDelta(event.part.content))
-                        elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-                            emit(TextDelta(event.delta.content_delta))
-                        elif isinstance(event, AgentRunResultEvent):
-                            output = str(event.result.output)
-            else:
-                async with self.agent.iter(text, **options) as run:
-                    handle = run
-                    async for _node in run:
-                        pass
-                    output = str(run.result.output) if run.result is not None else ""
-                    emit(TextDelta(output))
+            async with asyncio.timeout(deadline):
+                output, handle = await self._drive(text, options, emit)
+        except TimeoutError:
+            stopped = f"deadline: the answer took longer than its run_timeout of {deadline:g} s"
+            self.cancel()
         except RunCancelled as exc:
             stopped = "cancelled"
             if hasattr(exc, "all_messages"):
                 messages = list(exc.all_messages())
-                handle = None
+                handle = self._handle = None
         except RunStopped as exc:
             stopped = str(exc)
         except UsageLimitExceeded as exc:
             stopped = f"usage limit reached: {exc}"
         except UnexpectedModelBehavior as exc:
             stopped = f"the model misbehaved: {exc}"
+        except ModelRequestTimeout as exc:
+            limit = self.bounds.request_timeout
+            stopped = f"deadline: a model request took longer than its request_timeout of {limit:g} s ({exc})"
         except ModelAPIError as exc:
             stopped = f"the model failed: {type(exc).__name__}: {exc}"
         except BaseExceptionGroup as group:  # FallbackExceptionGroup and friends
             stopped = f"every model failed: {group}"
+        if handle is None:
+            handle = self._handle  # a run that ended early: its messages and usage so far
         if handle is not None:
             with contextlib.suppress(Exception):
                 messages = list(handle.all_messages())
@@ -201,14 +214,46 @@ class Runtime:
                 output = f"Stopped: {stopped.rstrip('.')}." if stopped != "cancelled" else "Cancelled."
         else:
             self.history = messages
+            if _cut_off(messages):  # the last answer stopped at the output cap: say so, never pass it as finished
+                stopped = "length"
+                cap = self.bounds.max_tokens
+                output = f"{output.rstrip()} [cut off: the answer reached its output cap (max_tokens={cap})]"
         state.ever_loaded.update(state.loaded_skills)  # their bodies are in the history now
         return RunOutcome(output, self.history, usage, stopped), list(state.tool_calls)
+
+    async def _drive(self, text: str, options: dict[str, Any], emit: Callable[[AgentEvent], None]) -> tuple[str, Any]:
+        """Run the agent on ``text``, streaming its text as events; (the output, the run's handle)."""
+        output = ""
+        if self.streams():
+            async with self.agent.run_stream_events(text, **options) as events:
+                self._handle = events
+                async for event in events:
+                    if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart) and event.part.content:
+                        emit(TextDelta(event.part.content))
+                    elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                        emit(TextDelta(event.delta.content_delta))
+                    elif isinstance(event, AgentRunResultEvent):
+                        output = str(event.result.output)
+        else:
+            async with self.agent.iter(text, **options) as run:
+                self._handle = run
+                async for _node in run:
+                    pass
+                output = str(run.result.output) if run.result is not None else ""
+                emit(TextDelta(output))
+        return output, self._handle
 
     def forget(self) -> None:
         """Start the conversation afresh: no history, so no skill counts as loaded, nothing pending."""
         self.history = []
         self.state.ever_loaded.clear()
         self.state.pending = None
+
+
+def _cut_off(messages: list[ModelMessage]) -> bool:
+    """Whether the run's last model response ended at the token cap (finish reason ``length``)."""
+    last = next((m for m in reversed(messages) if isinstance(m, ModelResponse)), None)
+    return last is not None and getattr(last, "finish_reason", None) == "length"
 
 
 def _usage(usage: Any) -> dict[str, int]:

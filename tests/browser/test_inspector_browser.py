@@ -290,6 +290,7 @@ def test_record_on_a_live_page_samples_its_reports_every_tenth_of_a_second(open_
     assert "True True" in out, out  # the angle swings; the period the page measured is ~2 s (L = 1 m)
 
 
+@pytest.mark.parametrize("server", ["lab"], indirect=True)  # the panel is the same code in Notebook 7
 def test_named_values_are_choices_that_set_the_parameter(open_notebook: Any) -> None:
     """The pendulum's manifest names gravities ("moon": 1.62): the inspector offers them beside the number."""
     nb, view = open_chat(open_notebook, [PENDULUM_CELL, "print(sim.values['environment.gravity'])"])

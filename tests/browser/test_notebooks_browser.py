@@ -143,6 +143,16 @@ def check_sweeps(run: Run) -> int:
     return sim
 
 
+def check_mcp(run: Run) -> int:
+    sim = run.cell('sim = sb.TargetWidget("projectile")')
+    assert "True {'value': 30, 'unit': 'deg'}" in run.output("tools, result = await call(")
+    assert "False invalid_value" in run.output("_, refused = await call(")
+    run.state(sim, lambda s: s.get("launch.angle") == 30, "the projectile at 30°, set by the notebook's MCP client")
+    assert "# mcp: notebook-client" in run.output("print(sim.audit.to_code())")
+    assert run.output("server.stop()").strip() == "False"
+    return sim
+
+
 @dataclass(frozen=True)
 class Notebook:
     name: str
@@ -156,6 +166,7 @@ CASES = [
     Notebook("real_models", check_real_models),
     Notebook("robustness", check_robustness),
     Notebook("sweeps", check_sweeps),
+    Notebook("mcp", check_mcp),
 ]
 
 

@@ -1,0 +1,42 @@
+"""What the model claims never counts; what the page applied does (against the fake providers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import splitbrain_widget as sb
+
+from .fake_providers import call, make_agent, say
+from .test_agent_providers import SPEED_12, ask, sim  # noqa: F401  (the fixture)
+
+
+def test_a_claim_without_a_call_gets_one_nudge_and_the_change_is_made(fake: Any, sim: sb.TargetWidget) -> None:  # noqa: F811
+    server = fake("openai").script(
+        say("The speed is set to 12 m/s."), call("set_parameters", SPEED_12), say("Now it is 12 m/s.")
+    )
+    result, _ = ask(make_agent(sim, server))
+    assert sim.values["settings.speed"] == 12 and not result.no_change
+    assert result.text == "Now it is 12 m/s."
+    assert "No change was made" in str(server.model_requests[1].body)  # the nudge, said to the model
+
+
+def test_a_claim_the_model_keeps_making_is_marked_no_change(fake: Any, sim: sb.TargetWidget) -> None:  # noqa: F811
+    server = fake("openai").script(say("The speed is set to 12 m/s."), say("Done, it is 12 m/s."))
+    result, _ = ask(make_agent(sim, server))
+    assert sim.values["settings.speed"] == 8.0
+    assert result.no_change and result.text.endswith("(No change was made.)")
+    assert len(server.model_requests) == 2  # one nudge, never more
+
+
+def test_a_question_is_no_change_request(fake: Any, sim: sb.TargetWidget) -> None:  # noqa: F811
+    server = fake("openai").script(say("The speed is 8 m/s."))
+    result, _ = ask(make_agent(sim, server), "what is the speed?")
+    assert not result.no_change and result.text == "The speed is 8 m/s." and len(server.model_requests) == 1
+
+
+def test_an_echoed_tool_response_is_replaced_by_what_the_results_say(fake: Any, sim: sb.TargetWidget) -> None:  # noqa: F811
+    echo = '<tool_response>{"ok": true, "changed": {"settings.speed": {"value": 12}}}</tool_response>'
+    server = fake("openai").script(call("set_parameters", SPEED_12), say(echo))
+    result, _ = ask(make_agent(sim, server))
+    assert sim.values["settings.speed"] == 12 and not result.no_change
+    assert "<tool_response>" not in result.text and "12" in result.text, result.text
