@@ -40,3 +40,13 @@ def test_an_echoed_tool_response_is_replaced_by_what_the_results_say(fake: Any, 
     result, _ = ask(make_agent(sim, server))
     assert sim.values["settings.speed"] == 12 and not result.no_change
     assert "<tool_response>" not in result.text and "12" in result.text, result.text
+
+
+def test_a_change_kept_for_a_reloading_page_counts_as_made() -> None:
+    from splitbrain_widget.agent._honesty import made_change
+    from splitbrain_widget.agent._run_state import ToolCallRecord
+
+    kept = ToolCallRecord("set_parameters", {}, {"ok": False, "kept": True, "applied": False}, ok=False)
+    lost = ToolCallRecord("set_parameters", {}, {"ok": False, "kept": False}, ok=False)
+    read = ToolCallRecord("fetch_state", {}, {"ok": True}, ok=True)
+    assert made_change([kept]) and not made_change([lost]) and not made_change([read])

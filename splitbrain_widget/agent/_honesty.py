@@ -46,8 +46,9 @@ def asks_for_change(request: str, sim: TargetWidget) -> bool:
 
 
 def made_change(calls: Sequence[ToolCallRecord]) -> bool:
-    """Whether a change tool call succeeded (the page applied it, or the seek reached its end)."""
-    return any(call.ok and call.name in CHANGE_TOOLS for call in calls)
+    """Whether a change tool call succeeded (the page applied it, or the seek reached its end), or its
+    change is kept to apply when the page can take it (a view reloading mid-call)."""
+    return any(call.name in CHANGE_TOOLS and (call.ok or call.result.get("kept") is True) for call in calls)
 
 
 def echoed(text: str) -> bool:
