@@ -5,6 +5,9 @@
   (one session, the server on its own thread). The difference is the protocol's cost.
 - **Headless page.** The same pair against a ``HeadlessTarget`` (Chromium): what a client of
   ``python -m splitbrain_widget mcp`` sees, beside a Python script's call.
+- **Live view in JupyterLab.** A displayed widget in a real JupyterLab + Chromium
+  (tests/browser/harness.py): ``sim.set_parameter`` in a cell, then the same change from an MCP
+  client outside the kernel, in alternating rounds (cell, client, cell, client).
 
 Alternating the two kinds of call in one run, so load shifts hit both. ``python -m benchmarks mcp``.
 """
@@ -86,5 +89,63 @@ def headless() -> dict[str, Any]:
         return _measure(page, "projectile__set_parameters", "launch.speed", 5, 30)
 
 
+LIVE_TOKEN = "bench-token"
+LIVE_ROUNDS = 2
+LIVE_CELLS = [
+    "import splitbrain_widget as sb, time, json\nsim = sb.TargetWidget('bouncer', height=200)\nsim",
+    f"server = sb.serve_mcp(sim, token={LIVE_TOKEN!r})\nprint(server.url)",
+    "samples = []\n"
+    f"for i in range({CALLS + WARMUP}):\n"
+    "    t = time.perf_counter(); r = sim.set_parameter('speed', 5 + i % 40); dt = time.perf_counter() - t\n"
+    "    assert r.ok, r\n"
+    "    samples.append(dt * 1000)\n"
+    f"print(json.dumps(samples[{WARMUP}:]))",
+]
+
+
+async def _client_calls(url: str) -> list[float]:
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    out: list[float] = []
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {LIVE_TOKEN}"}, timeout=httpx2.Timeout(30))
+    async with (
+        http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        for i in range(CALLS + WARMUP):
+            started = time.perf_counter()
+            result = await session.call_tool("bouncer__set_parameters", {"values": {"settings.speed": 5 + i % 40}})
+            took = (time.perf_counter() - started) * 1000
+            assert not result.is_error, result
+            if i >= WARMUP:
+                out.append(took)
+    return out
+
+
+def live() -> dict[str, Any]:
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.browser.harness import notebook_session
+
+    direct: list[float] = []
+    over_mcp: list[float] = []
+    with notebook_session(LIVE_CELLS, name="bench_mcp.ipynb") as nb:
+        nb.run_cell(0)
+        nb.wait_view(0)
+        url = nb.run_cell(1).strip().splitlines()[-1]
+        for _ in range(LIVE_ROUNDS):
+            direct += [float(x) for x in json.loads(nb.run_cell(2, timeout=600).strip().splitlines()[-1])]
+            with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's loop
+                over_mcp += pool.submit(asyncio.run, _client_calls(url)).result()
+    d, m = summary(direct), summary(over_mcp)
+    return {"python_ms": d, "mcp_ms": m, "mcp_over_python": round(m["median"] / d["median"], 2)}
+
+
 def run() -> dict[str, Any]:
-    return {"mcp": {"calls": CALLS, "scripted": scripted(), "headless": headless()}}
+    return {"mcp": {"calls": CALLS, "scripted": scripted(), "headless": headless(), "live": live()}}

@@ -99,6 +99,8 @@ HEADLINES: dict[str, list[str]] = {
         "mcp.scripted.mcp_over_python",
         "mcp.headless.mcp_ms.median",
         "mcp.headless.mcp_over_python",
+        "mcp.live.mcp_ms.median",
+        "mcp.live.mcp_over_python",
     ],
     "steering": [
         "steering.success_rate",
@@ -304,7 +306,11 @@ def table(r: dict[str, Any]) -> str:
                 "security",
             )
     if "mcp" in r:
-        for kind, where in (("scripted", "the in-process fake view"), ("headless", "a headless page")):
+        for kind, where in (
+            ("scripted", "the in-process fake view"),
+            ("headless", "a headless page"),
+            ("live", "a live view in JupyterLab (the Python call from a cell)"),
+        ):
             fig = r["mcp"].get(kind)
             if fig:
                 m, d = fig["mcp_ms"], fig["python_ms"]

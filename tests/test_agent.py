@@ -383,3 +383,15 @@ def test_the_names_of_0_1_are_aliases_of_the_one_name_each_concept_has() -> None
     for name in BY_NAME:
         method = methods.get(name, name)
         assert method is None or hasattr(sb.TargetWidget, method), name
+
+
+def test_the_offline_planner_reads_the_users_prompt_not_pydantic_ais_tool_notice() -> None:
+    """When the tools change between runs (a headless page's clock tools appear), pydantic-ai adds a
+    ``<system>`` notice as a user prompt part; seen in nbval: the planner must not plan it."""
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    from splitbrain_widget.agent._offline import _last_prompt
+
+    notice = UserPromptPart("<system>the following tool(s) are now available: `advance`, `record`</system>")
+    request = ModelRequest(parts=[notice, UserPromptPart("set the speed to 12")])
+    assert _last_prompt([request]) == ("set the speed to 12", False)

@@ -202,8 +202,11 @@ class Agent:
             outcome, calls = await self._runtime.run(text, emit, source)
             usage = _usage_of(outcome.usage, calls)
             loaded = list(self._runtime.state.loaded_skills)
-            wanted = outcome.stopped is None and _honesty.asks_for_change(text, self.sim)
-            if wanted and not _honesty.made_change(calls) and self._runtime.nudges():
+            # a language model's answer is judged by what the page applied; the offline planner's replies
+            # already say exactly what it did and did not do
+            judged = self._runtime.nudges()
+            wanted = judged and outcome.stopped is None and _honesty.asks_for_change(text, self.sim)
+            if wanted and not _honesty.made_change(calls):
                 # one bounded nudge: call the tool, or say it cannot be done (what it claims never counts)
                 nudged, more = await self._runtime.run(_honesty.NUDGE, emit, source)
                 calls = [*calls, *more]
@@ -213,7 +216,7 @@ class Agent:
                 loaded += [s for s in self._runtime.state.loaded_skills if s not in loaded]
         self.usage.add(usage)
         answer = outcome.text
-        if _honesty.echoed(answer):  # "<tool_response>{...}" is no answer: say what the results say
+        if judged and _honesty.echoed(answer):  # "<tool_response>{...}" is no answer: say what the results say
             answer = _honesty.from_results(calls, self.sim)
         no_change = wanted and not _honesty.made_change(calls)
         if no_change and _honesty.NO_CHANGE_NOTE not in answer:

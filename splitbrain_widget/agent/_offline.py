@@ -120,7 +120,9 @@ def _last_prompt(messages: list[ModelMessage]) -> tuple[str, bool]:
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
         if isinstance(message, ModelRequest):
-            for part in message.parts:
-                if isinstance(part, UserPromptPart):
+            for part in reversed(message.parts):
+                # pydantic-ai's own notices ("<system>the following tool(s) are now available ...", sent when
+                # the tools change, as a headless page's clock tools appear) are no request of the user's
+                if isinstance(part, UserPromptPart) and not str(part.content).lstrip().startswith("<system>"):
                     return str(part.content), i != len(messages) - 1
     return "", False
