@@ -19,7 +19,7 @@ from ._events import (
 from ._loops import LoopLimits
 from ._models import ModelSetupError
 from ._schema import PAGE_DATA_NOTE
-from ._serve import Caller, run_tool, scope_of, specs_for
+from ._serve import Caller, offers, run_tool, scope_of, specs_for
 from ._skills import Skill, SkillError
 from ._tools import TOOLS, Scope, ToolSpec, tool_specs
 
@@ -44,6 +44,7 @@ __all__ = [
     "ToolCallStarted",
     "ToolSpec",
     "Usage",
+    "offers",
     "run_tool",
     "scope_of",
     "specs_for",

@@ -3,7 +3,6 @@ audit source and page-data marking as the agent's toolset (:mod:`._toolsets`), w
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,12 +29,22 @@ class Caller:
     loaded: list[str] = field(default_factory=list)
 
 
+def _usable(sim: TargetWidget, skills: tuple[Skill, ...]) -> tuple[Skill, ...]:
+    """The skills given that fit ``sim``'s target, then its target's own."""
+    return tuple(SkillBook(skills).usable(sim.target))
+
+
 def scope_of(sim: TargetWidget, skills: tuple[Skill, ...] = ()) -> Scope:
     """The scope the agent's toolset would offer for ``sim``: its manifest, the targets it can
     select, the skills that fit its target, and whether it has a page clock."""
-    usable = tuple(SkillBook(skills).usable(sim.target))
     targets = [t.id for t in list_targets(*sim.targets_dirs)]
-    return Scope(sim.schema, targets, usable, clock=sim.can_advance)
+    return Scope(sim.schema, targets, _usable(sim, skills), clock=sim.can_advance)
+
+
+def offers(sim: TargetWidget, name: str, skills: tuple[Skill, ...] = ()) -> bool:
+    """Whether the tool ``name`` of the table is offered for ``sim`` (as :func:`specs_for` would list it)."""
+    tool = BY_NAME.get(name)
+    return tool is not None and tool.offered(scope_of(sim, skills))
 
 
 def specs_for(sim: TargetWidget, skills: tuple[Skill, ...] = ()) -> list[ToolSpec]:
@@ -64,12 +73,9 @@ async def run_tool(
             denied = await _approval.verdict(sim, name, arguments, ask)
             if denied is not None:
                 return denied.for_model()
-        usable = tuple(SkillBook(skills).usable(sim.target))
-        context = ToolContext(sim, caller.store, progress or (lambda _label: None), usable, caller.loaded)
+        context = ToolContext(sim, caller.store, progress or (lambda _label: None), _usable(sim, skills), caller.loaded)
         try:
             outcome = await execute(context, name, arguments)
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:  # a bug of ours must reach the caller as a result, as the agent's does
             outcome = ToolResult.failure("internal_error", f"{name} failed inside splitbrain_widget: {exc!r}")
     return for_model(outcome, caller.store) if isinstance(outcome, ToolResult) else outcome

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..agent import Skill, ToolSpec, scope_of, specs_for
+from ..agent import Skill, ToolSpec, offers, scope_of, specs_for
 from ..widget import TargetWidget, live_widgets
 
 SEPARATOR = "__"
@@ -117,13 +117,14 @@ class Catalog:
             for spec in specs_for(served.widget, self.skills)
         ]
 
-    def tool(self, name: str) -> McpTool | None:
+    def tool(self, name: str) -> tuple[Served, str] | None:
+        """The served widget and the tool of the table an MCP tool name calls, if that widget offers it
+        (checked without building every tool's schema: this runs on every call)."""
         widget_id, _, tool = name.partition(SEPARATOR)
         served = self.find(widget_id)
-        if served is None:
+        if served is None or not offers(served.widget, tool, self.skills):
             return None
-        spec = next((s for s in specs_for(served.widget, self.skills) if s.name == tool), None)
-        return McpTool(name, served, spec) if spec is not None else None
+        return served, tool
 
     def skills_of(self, served: Served) -> list[Skill]:
         """The skills a served widget's target has (beside it, and the ones the server was given)."""

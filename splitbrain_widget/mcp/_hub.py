@@ -191,8 +191,8 @@ class Hub:
         arguments = dict(params.arguments or {})
         if params.name == "list_widgets":
             return _result({"ok": True, "widgets": self.widgets()})
-        tool = self.catalog.tool(params.name)
-        if tool is None:
+        found = self.catalog.tool(params.name)
+        if found is None:
             served = [s.id for s in self.catalog.served()]
             raise MCPError(
                 code=types.INVALID_PARAMS,
@@ -200,9 +200,10 @@ class Hub:
                 f"{', '.join(served) or 'none'}; list the tools again)",
             )
         caller = self._caller(connection, client_name(ctx))
+        called, tool = found
         payload = await run_tool(
-            tool.served.widget,
-            tool.spec.name,
+            called.widget,
+            tool,
             arguments,
             caller,
             skills=self.catalog.skills,
