@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +25,18 @@ def test_depth_and_values_are_measured_without_recursion() -> None:
     assert _bounds.measure({"a": [1, 2, {"b": None}]}) == (3, 6)
     depth, _ = _bounds.measure(nested(100_000), max_depth=10)
     assert depth == 11  # stops one past the bound: no walk of the rest, no RecursionError
+
+
+def test_the_view_counts_values_as_python_does() -> None:
+    """js/host/relay.js bounds a state before it crosses the comm (jsonShape, its test in
+    js/tests/widget.test.mjs uses these shapes): the same limit, the same counts."""
+    relay = (Path(__file__).parents[1] / "js" / "host" / "relay.js").read_text()
+    limits = dict(re.findall(r"export const (MAX_STATE_VALUES|MAX_STATE_DEPTH) = ([\d_]+);", relay))
+    assert int(limits["MAX_STATE_VALUES"]) == _bounds.MAX_NODES and int(limits["MAX_STATE_DEPTH"]) == _bounds.MAX_DEPTH
+    assert _bounds.measure({}) == (1, 1)
+    assert _bounds.measure({"a": 1, "b": [1, 2, []], "c": {"d": "x,y["}}) == (3, 8)
+    assert _bounds.measure([[], [[]], {}]) == (3, 5)
+    assert _bounds.measure({"energy": [[] for _ in range(_bounds.MAX_NODES - 2)]})[1] == _bounds.MAX_NODES
 
 
 def test_a_state_past_a_bound_is_replaced_by_a_marker_naming_it() -> None:

@@ -24,6 +24,10 @@ import {
 export const MAX_STATE_CHARS = 1_000_000;
 /** Deepest nesting of a state forwarded to the kernel (the state itself is level 1; protocol.md, *Bounds*). */
 export const MAX_STATE_DEPTH = 32;
+/** Most values in a state forwarded to the kernel (_bounds.py MAX_NODES: every object, array and
+ * scalar, keys not counted). A mebibyte of `[[],[],...]` is 350,000 of them, seconds of Python's time
+ * to parse and walk: it is replaced by the marker here, before it crosses the comm. */
+export const MAX_STATE_VALUES = 100_000;
 /** Unsolicited states are forwarded at most this often (ms); the latest one wins. */
 export const STATE_EVENT_INTERVAL_MS = 100;
 /** ... and at most this many characters of them a second (a state of 1,000,000: one a second). */
@@ -96,21 +100,37 @@ export function sizedState(state) {
   }
   const chars = text.length;
   if (chars > MAX_STATE_CHARS) return { state: { _truncated: true, bytes: chars }, chars };
-  if (jsonDepth(text, MAX_STATE_DEPTH) > MAX_STATE_DEPTH) {
-    return { state: { _truncated: true, code: "too_deep", limit: MAX_STATE_DEPTH }, chars };
+  const shape = jsonShape(text, MAX_STATE_DEPTH);
+  if (shape.depth > MAX_STATE_DEPTH) return { state: { _truncated: true, code: "too_deep", limit: MAX_STATE_DEPTH }, chars };
+  if (shape.values > MAX_STATE_VALUES) {
+    return { state: { _truncated: true, code: "too_many_values", limit: MAX_STATE_VALUES }, chars };
   }
   return { state: /** @type {Record<string, unknown>} */ (state), chars };
 }
 
 /**
  * How deeply the JSON `text` nests objects and arrays, counted no further than one past `limit`.
- * A scan of the text (strings skipped), not a walk of the value: no nesting exhausts the stack.
  * @param {string} text
  * @param {number} limit
  */
 export function jsonDepth(text, limit) {
+  return jsonShape(text, limit).depth;
+}
+
+/**
+ * The depth (counted no further than one past `depthLimit`) and the number of values of the JSON
+ * `text` as `JSON.stringify` writes it (no whitespace): a scan of the text (strings skipped), not a
+ * walk of the value, so no nesting exhausts the stack. Values are counted as _bounds.py `measure`
+ * counts them: one for the whole, one per array element and per object member (keys not counted),
+ * that is one plus every comma plus every container that is not empty.
+ * @param {string} text
+ * @param {number} depthLimit
+ * @returns {{depth: number, values: number}}
+ */
+export function jsonShape(text, depthLimit) {
   let depth = 0;
   let deepest = 0;
+  let values = 1;
   let inString = false;
   for (let i = 0; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
@@ -118,12 +138,15 @@ export function jsonDepth(text, limit) {
       if (c === 92) i += 1; // a backslash escapes the next character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
+    else if (c === 44) values += 1;
     else if (c === 91 || c === 123) {
+      const next = text.charCodeAt(i + 1);
+      if (next !== 93 && next !== 125) values += 1;
       depth += 1;
-      if (depth > deepest && (deepest = depth) > limit) return deepest;
+      if (depth > deepest && (deepest = depth) > depthLimit) return { depth: deepest, values };
     } else if (c === 93 || c === 125) depth -= 1;
   }
-  return deepest;
+  return { depth: deepest, values };
 }
 
 /**

@@ -1,7 +1,7 @@
 // The view's relay (queue before ready, flush in order, first-reply bookkeeping) and panel helpers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Relay, boundState, jsonDepth, MAX_STATE_CHARS, MAX_STATE_DEPTH, MAX_TARGET_MESSAGES_PER_S } from "../host/relay.js";
+import { Relay, boundState, jsonDepth, jsonShape, MAX_STATE_CHARS, MAX_STATE_DEPTH, MAX_STATE_VALUES, MAX_TARGET_MESSAGES_PER_S } from "../host/relay.js";
 import {
   OBSERVABLE_WINDOW_MS,
   SAMPLE_SLOT_MS,
@@ -275,6 +275,18 @@ test("a state nested deeper than MAX_STATE_DEPTH is replaced by the too_deep mar
   // brackets inside strings are text, not nesting
   assert.equal(jsonDepth(JSON.stringify({ s: "[[[[{{{{\\\"[[[[" }), 3), 1);
   assert.equal(jsonDepth("[[],[[]],{}]", 10), 3);
+});
+
+test("a state of too many values is replaced by the marker before it crosses the comm", () => {
+  // counted as _bounds.py measure counts: the whole, each element and member (keys not), strings' commas not
+  assert.deepEqual(jsonShape(JSON.stringify({}), 32), { depth: 1, values: 1 });
+  assert.deepEqual(jsonShape(JSON.stringify({ a: 1, b: [1, 2, []], c: { d: "x,y[" } }), 32), { depth: 3, values: 8 });
+  assert.deepEqual(jsonShape(JSON.stringify([[], [[]], {}]), 32), { depth: 3, values: 5 });
+  const wide = (n) => ({ energy: Array.from({ length: n }, () => []) });
+  assert.equal(jsonShape(JSON.stringify(wide(MAX_STATE_VALUES - 2)), 32).values, MAX_STATE_VALUES);
+  assert.deepEqual(boundState(wide(MAX_STATE_VALUES - 2)).energy.length, MAX_STATE_VALUES - 2);
+  assert.deepEqual(boundState(wide(MAX_STATE_VALUES - 1)), { _truncated: true, code: "too_many_values", limit: MAX_STATE_VALUES });
+  assert.deepEqual(boundState(wide(330_000)), { _truncated: true, code: "too_many_values", limit: MAX_STATE_VALUES });
 });
 
 test("unsolicited states are throttled and the latest wins", async () => {

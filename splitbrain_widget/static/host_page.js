@@ -135,6 +135,7 @@ function describeThrown(err) {
 // host/relay.js
 var MAX_STATE_CHARS = 1e6;
 var MAX_STATE_DEPTH = 32;
+var MAX_STATE_VALUES = 1e5;
 var STATE_EVENT_INTERVAL_MS = 100;
 var STATE_EVENT_CHARS_PER_S = 1e6;
 var READY_TIMEOUT_MS = 15e3;
@@ -158,17 +159,20 @@ function sizedState(state) {
   }
   const chars = text.length;
   if (chars > MAX_STATE_CHARS) return { state: { _truncated: true, bytes: chars }, chars };
-  if (jsonDepth(text, MAX_STATE_DEPTH) > MAX_STATE_DEPTH) {
-    return { state: { _truncated: true, code: "too_deep", limit: MAX_STATE_DEPTH }, chars };
+  const shape = jsonShape(text, MAX_STATE_DEPTH);
+  if (shape.depth > MAX_STATE_DEPTH) return { state: { _truncated: true, code: "too_deep", limit: MAX_STATE_DEPTH }, chars };
+  if (shape.values > MAX_STATE_VALUES) {
+    return { state: { _truncated: true, code: "too_many_values", limit: MAX_STATE_VALUES }, chars };
   }
   return { state: (
     /** @type {Record<string, unknown>} */
     state
   ), chars };
 }
-function jsonDepth(text, limit) {
+function jsonShape(text, depthLimit) {
   let depth = 0;
   let deepest = 0;
+  let values = 1;
   let inString = false;
   for (let i = 0; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
@@ -176,12 +180,15 @@ function jsonDepth(text, limit) {
       if (c === 92) i += 1;
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
+    else if (c === 44) values += 1;
     else if (c === 91 || c === 123) {
+      const next = text.charCodeAt(i + 1);
+      if (next !== 93 && next !== 125) values += 1;
       depth += 1;
-      if (depth > deepest && (deepest = depth) > limit) return deepest;
+      if (depth > deepest && (deepest = depth) > depthLimit) return { depth: deepest, values };
     } else if (c === 93 || c === 125) depth -= 1;
   }
-  return deepest;
+  return { depth: deepest, values };
 }
 var Relay = class {
   /**
