@@ -21,9 +21,17 @@ from splitbrain_widget.manifest import Manifest
 CORPUS = Path(__file__).parent / "fixtures" / "classroom_corpus.json"
 
 
+ROOT = Path(__file__).parents[1]
+
+
 @cache
-def manifest(target: str) -> Manifest:
-    return sb.load_target(target).manifest
+def manifest(target: str, path: str | None = None) -> Manifest:
+    """A built-in target's manifest, or the one at ``path`` (a third-party example's)."""
+    return Manifest.from_file(ROOT / path) if path else sb.load_target(target).manifest
+
+
+def manifest_of(case: dict[str, Any]) -> Manifest:
+    return manifest(case["target"], case.get("manifest"))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -35,7 +43,7 @@ def _same(a: Any, b: Any) -> bool:
 def judge(case: dict[str, Any], result: Plan) -> str:
     """ "right", "refused" or "wrong" (what the plan would do, against what the request asked)."""
     expect, calls = case["expect"], [(c.tool, c.args) for c in result.calls]
-    m = manifest(case["target"])
+    m = manifest_of(case)
     if expect == "refuse":
         return "right" if not calls else "wrong"
     if not calls:
@@ -61,6 +69,8 @@ def judge(case: dict[str, Any], result: Plan) -> str:
         if tool != "seek" or args.get("observable") != goal["observable"] or not _same(args.get("goal"), goal["goal"]):
             return "wrong"
         return "right" if "vary" not in goal or args.get("vary") == goal["vary"] else "wrong"
+    if "action" in expect:
+        return "right" if tool == "run_action" and args.get("name") == expect["action"] else "wrong"
     if "ask" in expect:
         return (
             "right"
@@ -70,11 +80,12 @@ def judge(case: dict[str, Any], result: Plan) -> str:
     raise AssertionError(f"unknown expectation {expect!r}")
 
 
-def score() -> dict[str, Any]:
-    cases = json.loads(CORPUS.read_text(encoding="utf-8"))["cases"]
+def score(third_party: bool) -> dict[str, Any]:
+    """The built-in targets' cases, or (``third_party``) the third-party examples'."""
+    cases = [c for c in json.loads(CORPUS.read_text(encoding="utf-8"))["cases"] if ("manifest" in c) == third_party]
     verdicts = []
     for case in cases:
-        m = manifest(case["target"])
+        m = manifest_of(case)
         verdicts.append((case, judge(case, plan(case["request"], PlannerContext(m, m.defaults())))))
     in_scope = [v for c, v in verdicts if c["expect"] != "refuse"]
     out_of_scope = [v for c, v in verdicts if c["expect"] == "refuse"]
@@ -91,8 +102,19 @@ def score() -> dict[str, Any]:
 
 
 def test_the_classroom_corpus() -> None:
-    s = score()
+    s = score(third_party=False)
     print(json.dumps(s, indent=1))
     assert s["wrong"] == 0, s["misses"]
     assert s["out_of_scope_refused"] == s["out_of_scope"], s["misses"]
     assert s["in_scope_right"] >= 0.95 * s["in_scope"], s["misses"]
+
+
+def test_the_classroom_corpus_on_the_third_party_examples() -> None:
+    """The same judging on pages by other authors, steered through their manifests' aliases and named
+    values: nothing wrong, everything out of scope refused; its share right is reported, not tuned."""
+    s = score(third_party=True)
+    print(json.dumps(s, indent=1))
+    assert s["in_scope"] >= 15 and s["out_of_scope"] >= 3
+    assert s["wrong"] == 0, s["misses"]
+    assert s["out_of_scope_refused"] == s["out_of_scope"], s["misses"]
+    assert s["in_scope_right"] >= 0.8 * s["in_scope"], s["misses"]

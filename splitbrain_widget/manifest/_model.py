@@ -81,6 +81,8 @@ class Manifest(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _normalise_observables(cls, raw: Any) -> Any:
+        if isinstance(raw, dict) and isinstance(raw.get("$schema"), str):  # for editors (docs/manifest.schema.json)
+            raw = {k: v for k, v in raw.items() if k != "$schema"}
         return by_name(observables_by_name(raw), "actions")
 
     @property
