@@ -17,7 +17,7 @@ from typing import Any
 
 MAX_DEPTH = 32
 """Deepest nesting of objects and arrays in a state (the state itself is level 1; numbers, strings,
-booleans and null add no level), as the view counts it (js/host/relay.js ``jsonDepth``)."""
+booleans and null add no level), as the view counts it (js/host/relay.js ``jsonShape``)."""
 MAX_NODES = 100_000
 """Most values (every object, array, number, string, boolean and null, keys not counted) in one state."""
 MAX_CALL_NODES = 1_000_000

@@ -109,15 +109,6 @@ export function sizedState(state) {
 }
 
 /**
- * How deeply the JSON `text` nests objects and arrays, counted no further than one past `limit`.
- * @param {string} text
- * @param {number} limit
- */
-export function jsonDepth(text, limit) {
-  return jsonShape(text, limit).depth;
-}
-
-/**
  * The depth (counted no further than one past `depthLimit`) and the number of values of the JSON
  * `text` as `JSON.stringify` writes it (no whitespace): a scan of the text (strings skipped), not a
  * walk of the value, so no nesting exhausts the stack. Values are counted as _bounds.py `measure`

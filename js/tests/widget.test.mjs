@@ -1,7 +1,7 @@
 // The view's relay (queue before ready, flush in order, first-reply bookkeeping) and panel helpers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Relay, boundState, jsonDepth, jsonShape, MAX_STATE_CHARS, MAX_STATE_DEPTH, MAX_STATE_VALUES, MAX_TARGET_MESSAGES_PER_S } from "../host/relay.js";
+import { Relay, boundState, jsonShape, MAX_STATE_CHARS, MAX_STATE_DEPTH, MAX_STATE_VALUES, MAX_TARGET_MESSAGES_PER_S } from "../host/relay.js";
 import {
   OBSERVABLE_WINDOW_MS,
   SAMPLE_SLOT_MS,
@@ -273,8 +273,8 @@ test("a state nested deeper than MAX_STATE_DEPTH is replaced by the too_deep mar
   assert.equal(boundState({ x: nested(1000) })._truncated, true);
   assert.ok("_invalid" in boundState({ x: nested(100_000) })); // past the engine's stack: JSON.stringify throws
   // brackets inside strings are text, not nesting
-  assert.equal(jsonDepth(JSON.stringify({ s: "[[[[{{{{\\\"[[[[" }), 3), 1);
-  assert.equal(jsonDepth("[[],[[]],{}]", 10), 3);
+  assert.equal(jsonShape(JSON.stringify({ s: "[[[[{{{{\\\"[[[[" }), 3).depth, 1);
+  assert.equal(jsonShape("[[],[[]],{}]", 10).depth, 3);
 });
 
 test("a state of too many values is replaced by the marker before it crosses the comm", () => {

@@ -80,7 +80,8 @@ class Manifest(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _normalise_observables(cls, raw: Any) -> Any:
+    def _normalise(cls, raw: Any) -> Any:
+        """Observables and actions by name, and without an editor's ``$schema`` key."""
         if isinstance(raw, dict) and isinstance(raw.get("$schema"), str):  # for editors (docs/manifest.schema.json)
             raw = {k: v for k, v in raw.items() if k != "$schema"}
         return by_name(observables_by_name(raw), "actions")

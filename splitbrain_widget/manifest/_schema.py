@@ -17,8 +17,6 @@ from typing import Any
 from ._model import Manifest
 from ._names import NAME_PATTERN
 
-SCHEMA_ID = "https://splitbrain-widget.readthedocs.io/manifest.schema.json"
-
 
 def manifest_schema() -> dict[str, Any]:
     """The JSON Schema of a target's manifest."""
@@ -53,7 +51,7 @@ def manifest_schema() -> dict[str, Any]:
         },
     }
     props["data"] = {"$ref": "#/$defs/Group", "description": "The parameters, in groups (at least one)."}
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 
 def schema_text() -> str:
