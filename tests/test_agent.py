@@ -395,3 +395,20 @@ def test_the_offline_planner_reads_the_users_prompt_not_pydantic_ais_tool_notice
     notice = UserPromptPart("<system>the following tool(s) are now available: `advance`, `record`</system>")
     request = ModelRequest(parts=[notice, UserPromptPart("set the speed to 12")])
     assert _last_prompt([request]) == ("set the speed to 12", False)
+
+
+def test_parameter_descriptions_read_as_sentences() -> None:
+    """ "horizontal.. unit: deg" was the old join: each description is sentences, the unit one of them."""
+    from splitbrain_widget.agent._schema import parameter_schema
+    from splitbrain_widget.manifest.registry import list_targets, load_target
+
+    seen = 0
+    for info in list_targets():
+        for param in info.load().manifest.parameters.values():
+            text = parameter_schema(param).get("description", "")
+            if text:
+                seen += 1
+                assert ".." not in text and text.endswith((".", "!", "?")), (info.id, param.path, text)
+    assert seen > 20
+    angle = next(p for p in load_target("projectile").manifest.parameters.values() if p.unit == "deg")
+    assert parameter_schema(angle)["description"].endswith("without drag. Unit: deg.")

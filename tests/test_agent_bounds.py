@@ -32,10 +32,19 @@ def test_each_request_carries_the_output_cap(fake: Any, sim: sb.TargetWidget) ->
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
 def test_an_answer_cut_off_by_the_cap_says_so(fake: Any, sim: sb.TargetWidget, provider: str) -> None:  # noqa: F811
-    server = fake(provider).script(Turn(text="The launch angle is now set to", finish="length"))
+    server = fake(provider).script(Turn(text="The launch angle is now set to", finish="length", output_tokens=1024))
     result, _ = ask(make_agent(sim, server))
     assert result.stopped == "length" and not result.ok
-    assert result.text.startswith("The launch angle is now set to") and "cut off" in result.text
+    assert result.text.startswith("The launch angle is now set to")
+    assert "[cut off: the answer reached its output cap (max_tokens=1024)]" in result.text
+
+
+def test_an_answer_cut_off_by_a_full_context_says_that(fake: Any, sim: sb.TargetWidget) -> None:  # noqa: F811
+    """Seen on llama.cpp: the context filled up 365 tokens into an answer capped at 500."""
+    server = fake("openai").script(Turn(text="The ball rises and", finish="length", output_tokens=365))
+    result, _ = ask(make_agent(sim, server, max_tokens=500))
+    assert result.stopped == "length"
+    assert "[cut off: the answer filled the model's context window after 365 tokens]" in result.text
 
 
 @pytest.mark.parametrize(

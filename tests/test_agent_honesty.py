@@ -6,7 +6,7 @@ from typing import Any
 
 import splitbrain_widget as sb
 
-from .fake_providers import call, make_agent, say
+from .fake_providers import Turn, call, make_agent, say
 from .test_agent_providers import SPEED_12, ask, sim  # noqa: F401  (the fixture)
 
 
@@ -26,6 +26,15 @@ def test_a_claim_the_model_keeps_making_is_marked_no_change(fake: Any, sim: sb.T
     assert sim.values["settings.speed"] == 8.0
     assert result.no_change and result.text.endswith("(No change was made.)")
     assert len(server.model_requests) == 2  # one nudge, never more
+
+
+def test_a_change_request_cut_off_by_the_cap_still_says_no_change_was_made(fake: Any, sim: sb.TargetWidget) -> None:  # noqa: F811
+    """Found against the real SmolLM2: a rambling answer that reached the cap had ``no_change=False``."""
+    server = fake("openai").script(Turn(text="To set the speed you could write a function", finish="length"))
+    result, _ = ask(make_agent(sim, server))
+    assert result.stopped == "length" and result.no_change and "No change was made" in result.text
+    assert len(server.model_requests) == 1  # a stopped answer gets no nudge
+    assert sim.values["settings.speed"] == 8.0
 
 
 def test_a_question_is_no_change_request(fake: Any, sim: sb.TargetWidget) -> None:  # noqa: F811

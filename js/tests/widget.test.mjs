@@ -8,6 +8,7 @@ import {
   SPARKLINE_HEIGHT,
   SPARKLINE_WIDTH,
   addSample,
+  answerNotes,
   chipStatus,
   formatNumber,
   formatObservable,
@@ -298,6 +299,15 @@ test("unsolicited states are throttled and the latest wins", async () => {
   assert.equal(events.length, 1);
   assert.deepEqual(events[0].payload, { i: 49 });
   relay.dispose();
+});
+
+test("an answer's notes say no change was made and why it stopped, never for a plain answer", () => {
+  assert.deepEqual(answerNotes({}), []);
+  assert.deepEqual(answerNotes({ stopped: "cancelled" }), []);
+  assert.deepEqual(answerNotes({ no_change: true }).map((n) => n.text), ["no change was made"]);
+  assert.deepEqual(answerNotes({ no_change: true, stopped: "length" }).map((n) => n.kind), ["no-change", "cut-off"]);
+  assert.deepEqual(answerNotes({ stopped: "deadline: the answer took longer than its run_timeout of 5 s" }).map((n) => n.kind), ["deadline"]);
+  assert.deepEqual(answerNotes({ stopped: "context overflow: ..." }).map((n) => n.kind), ["stopped"]);
 });
 
 test("panel helpers tell a chip's status", () => {

@@ -56,6 +56,23 @@ export function chipStatus(finished) {
 }
 
 /**
+ * The notes an answer shows beside its chips: no change was made (what the page applied, not what the
+ * model said), an answer cut off at the output cap, a run ended by a deadline or another stop.
+ * @param {{no_change?: boolean, stopped?: string}} entry  a transcript entry of the assistant
+ * @returns {{kind: "no-change" | "cut-off" | "deadline" | "stopped", text: string}[]}
+ */
+export function answerNotes(entry) {
+  /** @type {{kind: "no-change" | "cut-off" | "deadline" | "stopped", text: string}[]} */
+  const notes = [];
+  if (entry.no_change) notes.push({ kind: "no-change", text: "no change was made" });
+  const stopped = typeof entry.stopped === "string" ? entry.stopped : "";
+  if (stopped === "length") notes.push({ kind: "cut-off", text: "cut off: the answer reached its output cap" });
+  else if (stopped.startsWith("deadline")) notes.push({ kind: "deadline", text: "stopped at a deadline" });
+  else if (stopped && stopped !== "cancelled") notes.push({ kind: "stopped", text: "stopped early" });
+  return notes;
+}
+
+/**
  * Choose the slider step for a number parameter.
  * @param {Parameter} p
  * @returns {number | "any"}
@@ -297,6 +314,9 @@ export const PANEL_STYLE = `
 .sb-msg.sb-user { align-self: flex-end; background: var(--jp-brand-color1, #1976d2); color: #fff; max-width: 85%; }
 .sb-msg.sb-assistant { background: var(--jp-layout-color2, #f2f2f2); }
 .sb-msg.sb-error { background: var(--jp-error-color3, #fbe0e0); color: var(--jp-error-color0, #900); }
+.sb-notes { display: flex; gap: 4px; flex-wrap: wrap; }
+.sb-note { font-size: .85em; border-radius: 10px; padding: 1px 8px; background: var(--jp-warn-color3, #fdf3d8); color: var(--jp-warn-color0, #6b4a00); }
+.sb-note[data-note="no-change"] { font-weight: 600; }
 .sb-chip { display: inline-block; border-radius: 10px; padding: 1px 8px; font-size: .9em; border: 1px solid var(--jp-border-color1, #bbb); }
 .sb-chip summary { cursor: pointer; list-style: none; }
 .sb-chip summary::-webkit-details-marker { display: none; }
@@ -394,6 +414,13 @@ export function mountPanel(host, model, signal) {
     if (!replaying) log.scrollTop = log.scrollHeight; // a replay of held events scrolls once, at its end
   };
 
+  /** @param {{kind: string, text: string}[]} list  an answer's notes, in a row under it */
+  function notes(list) {
+    if (!list.length) return;
+    log.append(h("div", { class: "sb-notes" }, list.map((n) => h("span", { class: "sb-note", "data-note": n.kind, text: n.text }))));
+    scroll();
+  }
+
   /**
    * @param {string} role
    * @param {string} text
@@ -441,7 +468,10 @@ export function mountPanel(host, model, signal) {
     live = null;
     for (const entry of model.get("transcript") ?? []) {
       if (entry.role === "tool") chip(String(entry.id), entry.name, entry.arguments ?? {}, chipStatus(entry), entry.result, entry.label);
-      else bubble(entry.role, entry.stopped ? `${entry.text}` : entry.text);
+      else {
+        bubble(entry.role, entry.text);
+        if (entry.role === "assistant") notes(answerNotes(entry));
+      }
     }
     chips.clear();
   }

@@ -94,7 +94,8 @@ class Agent:
             (Retry-After, retry-after-ms and Google's RetryInfo take precedence).
         usage_limits: pydantic-ai usage limits per run (default ``{"request_limit": 40}``).
         loop_limits: the loop detector's thresholds.
-        context_window: tokens; compaction starts at 70% of it (default: by model name).
+        context_window: tokens a request may fill (default: what a local server says, else by model
+            name); compaction counts the instructions and tools with the history, from 70% of it.
         stream: request streamed responses (text arrives as deltas); False asks for whole responses.
         skills: guides the agent may load when it needs them (``load_skill``): a folder of ``*.md``
             skills, a file, a :class:`Skill`, Markdown text with a front matter, or a list of those;
@@ -205,8 +206,8 @@ class Agent:
             # a language model's answer is judged by what the page applied; the offline planner's replies
             # already say exactly what it did and did not do
             judged = self._runtime.nudges()
-            wanted = judged and outcome.stopped is None and _honesty.asks_for_change(text, self.sim)
-            if wanted and not _honesty.made_change(calls):
+            wanted = judged and _honesty.asks_for_change(text, self.sim)
+            if wanted and outcome.stopped is None and not _honesty.made_change(calls):
                 # one bounded nudge: call the tool, or say it cannot be done (what it claims never counts)
                 nudged, more = await self._runtime.run(_honesty.NUDGE, emit, source)
                 calls = [*calls, *more]

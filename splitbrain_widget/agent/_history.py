@@ -1,7 +1,8 @@
 """The conversation's history against the model's context window: its size, compaction, repair.
 
-:func:`compact` folds old turns into a summary once the history nears the window
-(:func:`window_for` guesses it from the model's label); :func:`repair_history` gives every tool
+:func:`compact` folds old turns into a summary once a request (the instructions and the tools'
+schemas counted with the history: :func:`overhead_tokens`) nears the window (read from the server,
+or :func:`window_for` guesses it from the model's label); :func:`repair_history` gives every tool
 call a result, so a run that ended early leaves a history every provider accepts.
 """
 
@@ -19,6 +20,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.models import ModelRequestParameters
 
 from ..protocol import ToolResult
 
@@ -34,23 +36,52 @@ def window_for(label: str) -> int:
     return DEFAULT_WINDOW
 
 
-def estimate_tokens(messages: Sequence[ModelMessage]) -> int:
-    """A rough count (4 characters a token) — enough to pick a compaction tier."""
-    total = 0
-    for message in messages:
-        for part in getattr(message, "parts", []):
-            content = getattr(part, "content", None) or getattr(part, "args", None) or ""
-            total += len(content if isinstance(content, str) else json.dumps(content, default=str))
-    return total // 4
+CHARS_PER_TOKEN = 4.0  # a rough count, enough to pick when to compact; a server's own count corrects it
+MIN_CHARS_PER_TOKEN = 2.0  # the lowest a server's count may bring the estimate to (a guard against odd counts)
+COMPACT_AT = 0.7  # of the window: room left for the answer and a tool result or two
 
 
-def compact(messages: list[ModelMessage], window: int, keep_turns: int = 3) -> list[ModelMessage] | None:
-    """Fold everything before the last ``keep_turns`` user turns into one summary, past 70% of the window.
+def estimate_tokens(messages: Sequence[ModelMessage], chars_per_token: float = CHARS_PER_TOKEN) -> int:
+    """The history's size in tokens, roughly (``chars_per_token`` characters a token)."""
+    return int(
+        sum(len(_text(part)) for message in messages for part in getattr(message, "parts", [])) / chars_per_token
+    )
+
+
+def overhead_tokens(params: ModelRequestParameters, chars_per_token: float = CHARS_PER_TOKEN) -> int:
+    """What every request sends besides the history: the instructions (system prompt and target schema)
+    and the tools' names, descriptions and JSON schemas."""
+    chars = sum(len(p.content) for p in params.instruction_parts or [])
+    for tool in params.function_tools:
+        chars += len(tool.name) + len(tool.description or "") + len(json.dumps(tool.parameters_json_schema))
+    return int(chars / chars_per_token)
+
+
+def _text(part: object) -> str:
+    content = getattr(part, "content", None) or getattr(part, "args", None) or ""
+    return content if isinstance(content, str) else json.dumps(content, default=str)
+
+
+def compact(
+    messages: list[ModelMessage],
+    window: int,
+    keep_turns: int = 3,
+    *,
+    overhead: int = 0,
+    chars_per_token: float = CHARS_PER_TOKEN,
+    force: bool = False,
+    reserve: int = 0,
+) -> list[ModelMessage] | None:
+    """Fold everything before the last ``keep_turns`` user turns into one summary, once the request
+    (``overhead`` tokens of instructions and tools, and the history) passes 70% of the window; None when
+    it need not (or cannot) be shorter; or sooner, to leave ``reserve`` tokens (the output cap) for the
+    answer in a small window. ``force``: fold whatever the count says (after an overflow).
 
     The system prompt and target schema are instructions, re-sent on every request, so they survive.
     Cutting only at user-turn boundaries keeps every tool call with its result.
     """
-    if estimate_tokens(messages) < 0.7 * window:
+    limit = min(COMPACT_AT * window, window - reserve)
+    if not force and overhead + estimate_tokens(messages, chars_per_token) < limit:
         return None
     starts = [
         i
@@ -69,7 +100,14 @@ def compact(messages: list[ModelMessage], window: int, keep_turns: int = 3) -> l
                 lines.append(f"called {part.tool_name} {json.dumps(part.args, default=str)[:200]}")
             elif isinstance(part, TextPart):
                 lines.append(f"assistant: {part.content[:200]}")
-    summary = "[Summary of the earlier conversation, compacted to save context]\n" + "\n".join(lines[-60:])
+    # the summary gets at most a tenth of the room the instructions leave, so it never refills the window
+    room = max(200, int((window - overhead) * chars_per_token * 0.1))
+    kept: list[str] = []
+    for line in reversed(lines[-60:]):
+        if sum(len(k) + 1 for k in kept) + len(line) > room:
+            break
+        kept.insert(0, line)
+    summary = "[Summary of the earlier conversation, compacted to save context]\n" + "\n".join(kept)
     return [ModelRequest(parts=[UserPromptPart(summary)]), *messages[cut:]]
 
 

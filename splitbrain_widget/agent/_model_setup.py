@@ -12,12 +12,14 @@ import os
 import urllib.error
 import urllib.request
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic_ai.models import Model
 
 from ._models import ModelSetupError
 from ._offline import offline_model
 from ._run_state import RunState
+from ._server_facts import ServerFacts, read_facts
 
 LOCAL_SERVERS = (("Ollama", 11434), ("llama.cpp", 8080), ("LM Studio", 1234))
 
@@ -56,6 +58,8 @@ def build_model(spec: Any, *, base_url: str | None = None, api_key: str | None =
             chat = OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key=api_key))
             if provider == "ollama" or spec == "local":
                 chat._splitbrain_label = f"{'local' if spec == 'local' else 'ollama'}:{name}"  # type: ignore[attr-defined]
+            elif base_url is not None and not spec.startswith("openai:"):  # a model name on any compatible server
+                chat._splitbrain_label = f"{_host_label(base_url)}:{name}"  # type: ignore[attr-defined]
             return chat
         if provider == "anthropic":
             from pydantic_ai.models.anthropic import AnthropicModel
@@ -79,6 +83,47 @@ def build_model(spec: Any, *, base_url: str | None = None, api_key: str | None =
             "(OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY) or pass api_key=."
         ) from None
     raise ModelSetupError(f"unknown provider {provider!r} in {spec!r}: use openai, anthropic, google or ollama")
+
+
+def _host_label(base_url: str) -> str:
+    """``local`` for a server on this machine, else its host: what a base_url model is labelled by."""
+    host = urlsplit(base_url).hostname or base_url
+    return "local" if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0") else host
+
+
+def asks_its_server(spec: Any, base_url: str | None) -> bool:
+    """Whether the server behind ``spec`` is asked what it serves (see :func:`server_facts`): ``"local"``,
+    ``"ollama:<name>"`` and a bare model name on a ``base_url``; a named provider (``"openai:<name>"``,
+    a model object) is taken at its word, with no request before the first question."""
+    if not isinstance(spec, str):
+        return False
+    spec = spec.strip()
+    return spec == "local" or spec.startswith("ollama:") or (base_url is not None and ":" not in spec)
+
+
+def server_facts(model: Model) -> ServerFacts | None:
+    """What the OpenAI-compatible server behind ``model`` says of it (context size, tool calling); None for
+    any other model, and for OpenAI's own API (which says neither)."""
+    try:
+        from pydantic_ai.models.openai import OpenAIChatModel
+    except ImportError:
+        return None
+    if not isinstance(model, OpenAIChatModel):
+        return None
+    base_url = str(model.client.base_url)
+    if urlsplit(base_url).hostname == "api.openai.com":
+        return None
+    return read_facts(base_url, model.model_name)
+
+
+def no_tools_warning(label: str, facts: ServerFacts) -> str:
+    """What to say at setup when the server reports that its model's chat template has no tool calls."""
+    return (
+        f"model {label!r}: the {facts.kind} server reports that this model's chat template has no tool calling "
+        "(supports_tools: false), so the tools that steer the target would not reach it and it could only talk. "
+        "Use a model whose template has tool calls (docs/local-models.md); with llama.cpp, start "
+        "llama-server with --jinja."
+    )
 
 
 def find_local_server(base_url: str | None = None, timeout: float = 0.5) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..core._audit import CallSource
 from . import _retry, planner
 from ._events import AgentEvent
-from ._history import DEFAULT_WINDOW
+from ._history import CHARS_PER_TOKEN, DEFAULT_WINDOW
 from ._loops import LoopDetector, LoopLimits
 from ._model_chain import StickyChain
 from ._skills import Skill, SkillBook
@@ -57,6 +57,12 @@ class RunState:
     chain: StickyChain | None = None
     compactions: int = 0
     window: int = DEFAULT_WINDOW
+    chars_per_token: float = CHARS_PER_TOKEN  # lowered when a server counts more tokens than the estimate
+    reserve: int = 0  # tokens kept free for the answer (the output cap)
+    overhead: int = 0  # tokens every request sends besides the history (instructions, tool schemas)
+    sent_chars: int = 0  # the last request's characters (overhead and history), to check against its count
+    overflowed: bool = False  # this run hit the context limit once and compacted to retry
+    refit: bool = False  # the next attempt sends the history compacted after an overflow
     request: str = ""  # the text this run answers
     source: CallSource | None = None  # who asked: the audit's source of every call this run makes
     book: SkillBook = field(default_factory=SkillBook)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,10 +39,10 @@ from . import _retry
 from ._budget import Bounds
 from ._events import AgentEvent, TextDelta
 from ._guards import Guards
-from ._history import repair_history, window_for
+from ._history import compact, repair_history, window_for
 from ._loops import LoopDetector, LoopLimits
 from ._model_chain import StickyChain, model_label
-from ._model_setup import build_model
+from ._model_setup import asks_its_server, build_model, no_tools_warning, server_facts
 from ._run_state import RunState, RunStopped, ToolCallRecord
 from ._skills import Skill, SkillBook
 from ._tools import system_prompt
@@ -92,7 +93,13 @@ class Runtime:
         models += [build_model(m, state=self.state) for m in fallback]
         self.chain = StickyChain(models)
         self.state.chain = self.chain
-        self.state.window = context_window or window_for(model_label(models[0]))
+        # what the server behind the model says of it: its context, and whether tools reach the model at all
+        self.server = server_facts(models[0]) if asks_its_server(model, base_url) else None
+        if self.server is not None and self.server.tools is False:
+            warnings.warn(no_tools_warning(model_label(models[0]), self.server), UserWarning, stacklevel=3)
+        served = self.server.context if self.server is not None else None
+        self.state.window = context_window or served or window_for(model_label(models[0]))
+        self.state.reserve = self.bounds.max_tokens or 0
         self.extra_instructions = instructions
         self.usage_limits = UsageLimits(**(usage_limits or {"request_limit": 40}))  # type: ignore[arg-type]
         self.history: list[ModelMessage] = []
@@ -159,6 +166,7 @@ class Runtime:
         state.loaded_skills = []
         state.truncated_ids = set()
         state.stop_reason = None
+        state.overflowed = state.refit = False
         state.loops = LoopDetector(self.loop_limits, known_tools=frozenset())
         state.skip_wait = asyncio.Event()
         state.loop = asyncio.get_running_loop()
@@ -208,16 +216,26 @@ class Runtime:
             with contextlib.suppress(Exception):
                 usage = _usage(handle.usage)
         if stopped is not None:
-            reason = "cancelled" if stopped == "cancelled" else f"the run stopped: {stopped}"
-            self.history = repair_history(messages, reason)
+            if state.overflowed:  # the turn that did not fit does not stay: the conversation goes on from before it
+                kept = compact(history, state.window, keep_turns=2, overhead=state.overhead, force=True)
+                self.history = kept or history
+            else:
+                reason = "cancelled" if stopped == "cancelled" else f"the run stopped: {stopped}"
+                self.history = repair_history(messages, reason)
             if not output:
                 output = f"Stopped: {stopped.rstrip('.')}." if stopped != "cancelled" else "Cancelled."
         else:
             self.history = messages
-            if _cut_off(messages):  # the last answer stopped at the output cap: say so, never pass it as finished
+            last = _cut_off(messages)
+            if last is not None:  # the last answer was cut off: say so, never pass it as finished
                 stopped = "length"
                 cap = self.bounds.max_tokens
-                output = f"{output.rstrip()} [cut off: the answer reached its output cap (max_tokens={cap})]"
+                written = last.usage.output_tokens
+                if cap is not None and (not written or written >= cap):
+                    why = f"the answer reached its output cap (max_tokens={cap})"
+                else:  # the server stopped it short of the cap: the context was full
+                    why = f"the answer filled the model's context window after {written} tokens"
+                output = f"{output.rstrip()} [cut off: {why}]"
         state.ever_loaded.update(state.loaded_skills)  # their bodies are in the history now
         return RunOutcome(output, self.history, usage, stopped), list(state.tool_calls)
 
@@ -250,10 +268,10 @@ class Runtime:
         self.state.pending = None
 
 
-def _cut_off(messages: list[ModelMessage]) -> bool:
-    """Whether the run's last model response ended at the token cap (finish reason ``length``)."""
+def _cut_off(messages: list[ModelMessage]) -> ModelResponse | None:
+    """The run's last model response if it was cut off (finish reason ``length``: the cap, or a full context)."""
     last = next((m for m in reversed(messages) if isinstance(m, ModelResponse)), None)
-    return last is not None and getattr(last, "finish_reason", None) == "length"
+    return last if last is not None and getattr(last, "finish_reason", None) == "length" else None
 
 
 def _usage(usage: Any) -> dict[str, int]:

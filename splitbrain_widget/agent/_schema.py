@@ -30,7 +30,13 @@ def parameter_schema(param: Parameter) -> dict[str, Any]:
             schema["maximum"] = param.max
         if param.enum is not None:
             schema["enum"] = list(param.enum)
-    words = [param.description or "", f"unit: {param.unit}" if param.unit else ""]
-    if any(words):
-        schema["description"] = ". ".join(w for w in words if w)
+    sentences = [param.description or "", f"Unit: {param.unit}" if param.unit else ""]
+    if any(sentences):
+        schema["description"] = " ".join(_sentence(s) for s in sentences if s)
     return schema
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending in one full stop (or the mark it has): "horizontal." and "m/s" -> "m/s."."""
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."

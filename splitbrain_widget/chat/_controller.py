@@ -141,6 +141,8 @@ class ChatController:
             entry: dict[str, Any] = {"role": "assistant", "text": result.text, "model": result.model}
             if result.stopped:
                 entry["stopped"] = result.stopped
+            if result.no_change:  # shown beside the chips: what the page applied, not what the model said
+                entry["no_change"] = True
             self._append(entry)
         except Exception as exc:  # the panel must always get an answer
             log.exception("chat run failed")

@@ -119,6 +119,15 @@ function chipStatus(finished) {
   const code = finished.result?.error?.code;
   return code === "cancelled" ? "cancelled" : "error";
 }
+function answerNotes(entry) {
+  const notes = [];
+  if (entry.no_change) notes.push({ kind: "no-change", text: "no change was made" });
+  const stopped = typeof entry.stopped === "string" ? entry.stopped : "";
+  if (stopped === "length") notes.push({ kind: "cut-off", text: "cut off: the answer reached its output cap" });
+  else if (stopped.startsWith("deadline")) notes.push({ kind: "deadline", text: "stopped at a deadline" });
+  else if (stopped && stopped !== "cancelled") notes.push({ kind: "stopped", text: "stopped early" });
+  return notes;
+}
 function stepFor(p) {
   if (p.type === "integer") return p.step ?? 1;
   if (p.step) return p.step;
@@ -247,6 +256,9 @@ var PANEL_STYLE = `
 .sb-msg.sb-user { align-self: flex-end; background: var(--jp-brand-color1, #1976d2); color: #fff; max-width: 85%; }
 .sb-msg.sb-assistant { background: var(--jp-layout-color2, #f2f2f2); }
 .sb-msg.sb-error { background: var(--jp-error-color3, #fbe0e0); color: var(--jp-error-color0, #900); }
+.sb-notes { display: flex; gap: 4px; flex-wrap: wrap; }
+.sb-note { font-size: .85em; border-radius: 10px; padding: 1px 8px; background: var(--jp-warn-color3, #fdf3d8); color: var(--jp-warn-color0, #6b4a00); }
+.sb-note[data-note="no-change"] { font-weight: 600; }
 .sb-chip { display: inline-block; border-radius: 10px; padding: 1px 8px; font-size: .9em; border: 1px solid var(--jp-border-color1, #bbb); }
 .sb-chip summary { cursor: pointer; list-style: none; }
 .sb-chip summary::-webkit-details-marker { display: none; }
@@ -330,6 +342,11 @@ function mountPanel(host, model, signal) {
   const scroll = () => {
     if (!replaying) log.scrollTop = log.scrollHeight;
   };
+  function notes(list) {
+    if (!list.length) return;
+    log.append(h("div", { class: "sb-notes" }, list.map((n) => h("span", { class: "sb-note", "data-note": n.kind, text: n.text }))));
+    scroll();
+  }
   function bubble(role, text) {
     const el = h("div", { class: `sb-msg sb-${role}`, text });
     log.append(el);
@@ -363,7 +380,10 @@ function mountPanel(host, model, signal) {
     live = null;
     for (const entry of model.get("transcript") ?? []) {
       if (entry.role === "tool") chip(String(entry.id), entry.name, entry.arguments ?? {}, chipStatus(entry), entry.result, entry.label);
-      else bubble(entry.role, entry.stopped ? `${entry.text}` : entry.text);
+      else {
+        bubble(entry.role, entry.text);
+        if (entry.role === "assistant") notes(answerNotes(entry));
+      }
     }
     chips.clear();
   }

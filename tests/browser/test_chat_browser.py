@@ -104,6 +104,42 @@ def test_stop_cancels_a_slow_model(open_notebook: Any) -> None:
     nb.expect_output(2, "Cancelled. False")
 
 
+def test_the_panel_says_no_change_was_made_and_shows_a_cut_off_answer(open_notebook: Any) -> None:
+    """A model that claims a change it never made, then an answer cut off at its cap: the panel says both
+    beside the answer, from the result's fields, and the page keeps its speed."""
+    from ..fake_providers import FakeProvider, Turn, say
+
+    with FakeProvider("openai") as provider:
+        provider.script(
+            say("The speed is now set to 12 m/s."),  # the claim, and again after the nudge: no tool call
+            say("The speed is now set to 12 m/s."),
+            Turn(text="The ball bounces because", finish="length"),
+        )
+        cell = (
+            "sim = sb.TargetWidget('bouncer', chat=True)\n"
+            f"sim.chat(sb.Agent(sim, 'openai:gpt-test', base_url='{provider.url}/v1', api_key='test-key'))\n"
+            "sim"
+        )
+        nb, view = open_chat(
+            open_notebook, [cell, "print(sim.values['settings.speed'], sim.transcript[-1]['stopped'])"]
+        )
+        wait_for(lambda: nb.frame_dataset(1).get("speed") is not None, timeout=30, what="the page's speed")
+        speed = nb.frame_dataset(1).get("speed")
+        type_message(view, "set the speed to 12")
+        note = view.locator('.sb-note[data-note="no-change"]')
+        wait_for(lambda: note.count() == 1, timeout=30, what="the no-change note")
+        assert note.inner_text() == "no change was made"
+        assert nb.frame_dataset(1).get("speed") == speed != "12"
+        type_message(view, "why does the ball bounce?")
+        wait_for(
+            lambda: view.locator('.sb-note[data-note="cut-off"]').count() == 1, timeout=30, what="the cut-off note"
+        )
+        wait_text(view, ".sb-msg.sb-assistant", "The ball bounces because [cut off")
+        assert note.count() == 1  # the first answer keeps its note, the second has only its own
+        nb.run_cell(2)
+        nb.expect_output(2, "length")
+
+
 def test_approval_flow_both_ways(open_notebook: Any, server: Any) -> None:
     cell = "sim = sb.TargetWidget('bouncer', chat=True, approval={'speed': 'ask'})\nsim"
     nb, view = open_chat(open_notebook, [cell, "print(sim.values['settings.speed'])"])
