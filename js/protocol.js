@@ -124,6 +124,7 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
  *   | {kind: "tool_finished", call_id: string, name: string, arguments: Record<string, unknown>,
  *      result: Record<string, any>, ok: boolean, label?: string}
  *   | {kind: "retry_wait", seconds: number, source: string, attempt: number, model: string, status: number | null}
+ *   | {kind: "run_deadline", seconds: number}
  *   | {kind: "fallback", from_model: string, to_model: string, reason: string}
  *   | {kind: "busy", text: string}
  *   | {kind: "control_error", text: string}} ChatEvent
@@ -494,6 +495,7 @@ const CHAT_EVENT_FIELDS = /* @__PURE__ */ Object.freeze({
     Number.isInteger(e.attempt) &&
     isString(e.model) &&
     (e.status === null || Number.isInteger(e.status)),
+  run_deadline: (e) => typeof e.seconds === "number" && Number.isFinite(e.seconds) && e.seconds >= 0,
   fallback: (e) => isString(e.from_model) && isString(e.to_model) && isString(e.reason),
   busy: (e) => isString(e.text),
   control_error: (e) => isString(e.text),

@@ -143,6 +143,13 @@ class RetryWaitEvent(TypedDict):
     status: int | None
 
 
+class RunDeadlineEvent(TypedDict):
+    """A run started that ends, stopped, after ``seconds`` (its run_timeout): the panel counts them down."""
+
+    kind: Literal["run_deadline"]
+    seconds: float
+
+
 class FallbackEvent(TypedDict):
     """The run moved to the next model and stays there."""
 
@@ -172,6 +179,7 @@ ChatEvent = Annotated[
     | ToolProgressEvent
     | ToolFinishedEvent
     | RetryWaitEvent
+    | RunDeadlineEvent
     | FallbackEvent
     | BusyEvent
     | ControlErrorEvent,

@@ -59,3 +59,17 @@ def test_a_change_kept_for_a_reloading_page_counts_as_made() -> None:
     lost = ToolCallRecord("set_parameters", {}, {"ok": False, "kept": False}, ok=False)
     read = ToolCallRecord("fetch_state", {}, {"ok": True}, ok=True)
     assert made_change([kept]) and not made_change([lost]) and not made_change([read])
+
+
+def test_the_nudge_runs_inside_the_answer_s_one_deadline(fake: Any, sim: sb.TargetWidget) -> None:  # noqa: F811
+    """The nudge is a second run, but not a second run_timeout: it gets what the first left."""
+    from splitbrain_widget.agent import RunDeadline
+
+    from .test_agent_providers import Recorder
+
+    server = fake("openai").script(say("The speed is set to 12 m/s."), say("Done, it is 12 m/s."))
+    recorder = Recorder()
+    result, _ = ask(make_agent(sim, server, run_timeout=30), recorder=recorder)
+    deadlines = [e.seconds for e in recorder.events if isinstance(e, RunDeadline)]
+    assert result.no_change and len(deadlines) == 2
+    assert deadlines[0] == 30 and 0 < deadlines[1] < 30

@@ -46,7 +46,7 @@ def test_a_chat_message_runs_the_default_offline_agent_and_fills_the_transcript(
     assert sim.transcript[1]["name"] == "set_parameters" and sim.transcript[1]["ok"]
     assert sim.transcript[2]["text"].startswith("Offline planner: Set speed to 12 m/s")
     kinds = [m["event"]["kind"] for m in sent if m["kind"] == "chat_event"]
-    assert kinds[:2] == ["tool_started", "tool_finished"] and "text" in kinds
+    assert kinds[:3] == ["run_deadline", "tool_started", "tool_finished"] and "text" in kinds
     assert not sim.chat_busy and sim.chat_model == "offline-planner"
 
 

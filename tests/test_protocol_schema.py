@@ -239,6 +239,7 @@ def test_what_the_chat_controller_sends_matches_the_schema() -> None:
         ev.ToolCallFinished("c1", "set_parameters", arguments, finished, True),
         ev.RetryWait(2.5, "Retry-After", 1, "openai:gpt-4o-mini", 429),
         ev.RetryWait(4.0, "backoff", 2, "openai:gpt-4o-mini", None),
+        ev.RunDeadline(300.0),
         ev.Fallback("openai:gpt-4o-mini", "offline", "HTTP 503"),
         ev.Done(result=None),
     ]:

@@ -10,6 +10,7 @@ import {
   addSample,
   answerNotes,
   chipStatus,
+  deadlineText,
   formatNumber,
   formatObservable,
   formatValue,
@@ -308,6 +309,14 @@ test("an answer's notes say no change was made and why it stopped, never for a p
   assert.deepEqual(answerNotes({ no_change: true, stopped: "length" }).map((n) => n.kind), ["no-change", "cut-off"]);
   assert.deepEqual(answerNotes({ stopped: "deadline: the answer took longer than its run_timeout of 5 s" }).map((n) => n.kind), ["deadline"]);
   assert.deepEqual(answerNotes({ stopped: "context overflow: ..." }).map((n) => n.kind), ["stopped"]);
+});
+
+test("a deadline's time left reads as minutes and seconds, or seconds", () => {
+  assert.equal(deadlineText(300), "5:00");
+  assert.equal(deadlineText(245.2), "4:06");
+  assert.equal(deadlineText(59.1), "1:00");
+  assert.equal(deadlineText(42), "42 s");
+  assert.equal(deadlineText(0), "0 s");
 });
 
 test("panel helpers tell a chip's status", () => {

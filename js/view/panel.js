@@ -73,6 +73,17 @@ export function answerNotes(entry) {
 }
 
 /**
+ * A deadline's time left, as the panel shows it: "4:05" from a minute up, "42 s" below.
+ * @param {number} seconds
+ * @returns {string}
+ */
+export function deadlineText(seconds) {
+  const whole = Math.ceil(seconds);
+  if (whole < 60) return `${whole} s`;
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
+}
+
+/**
  * Choose the slider step for a number parameter.
  * @param {Parameter} p
  * @returns {number | "any"}
@@ -314,6 +325,7 @@ export const PANEL_STYLE = `
 .sb-msg.sb-user { align-self: flex-end; background: var(--jp-brand-color1, #1976d2); color: #fff; max-width: 85%; }
 .sb-msg.sb-assistant { background: var(--jp-layout-color2, #f2f2f2); }
 .sb-msg.sb-error { background: var(--jp-error-color3, #fbe0e0); color: var(--jp-error-color0, #900); }
+.sb-deadline { font-size: .9em; opacity: .85; }
 .sb-notes { display: flex; gap: 4px; flex-wrap: wrap; }
 .sb-note { font-size: .85em; border-radius: 10px; padding: 1px 8px; background: var(--jp-warn-color3, #fdf3d8); color: var(--jp-warn-color0, #6b4a00); }
 .sb-note[data-note="no-change"] { font-weight: 600; }
@@ -482,6 +494,29 @@ export function mountPanel(host, model, signal) {
     banners.querySelector(".sb-retry")?.remove();
   }
 
+  /** @type {ReturnType<typeof setInterval> | null} the answer's deadline, counted down while it runs */
+  let deadlineTimer = null;
+  function clearDeadline() {
+    if (deadlineTimer) clearInterval(deadlineTimer);
+    deadlineTimer = null;
+    banners.querySelector(".sb-deadline")?.remove();
+  }
+
+  /** @param {number} seconds */
+  function showDeadline(seconds) {
+    clearDeadline();
+    const ends = Date.now() + seconds * 1000;
+    const label = h("span", { text: "" });
+    const update = () => {
+      label.textContent = `answer deadline: ${deadlineText(Math.max(0, (ends - Date.now()) / 1000))} left`;
+    };
+    update();
+    const abort = h("button", { type: "button", text: "Stop" });
+    abort.addEventListener("click", () => model.send(cancelMessage()));
+    banners.append(h("div", { class: "sb-banner sb-deadline", role: "timer" }, [label, abort]));
+    deadlineTimer = setInterval(update, 1000);
+  }
+
   /** Show what was held, in order: consecutive text as one, a retry banner only if still waiting. */
   function replayHeld() {
     const events = held.splice(0);
@@ -557,6 +592,9 @@ export function mountPanel(host, model, signal) {
         }, 1000);
         break;
       }
+      case "run_deadline":
+        if (model.get("chat_busy")) showDeadline(Number(event.seconds));
+        break;
       case "fallback":
         bubble("assistant", `(${event.from_model} failed: ${event.reason}; continuing with ${event.to_model})`);
         break;
@@ -634,7 +672,10 @@ export function mountPanel(host, model, signal) {
     send.disabled = busy;
     panel.dataset.busy = busy ? "true" : "false";
     modelName.textContent = model.get("chat_model") ?? "";
-    if (!busy) clearCountdown();
+    if (!busy) {
+      clearCountdown();
+      clearDeadline();
+    }
   }
 
   send.addEventListener("click", submit, { signal });
@@ -682,6 +723,7 @@ export function mountPanel(host, model, signal) {
 
   return () => {
     clearCountdown();
+    clearDeadline();
     clearTimeout(copiedTimer);
     model.off("msg:custom", onCustom);
     model.off("change:transcript", renderTranscript);

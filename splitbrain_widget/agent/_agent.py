@@ -200,6 +200,7 @@ class Agent:
         ambient = current_source()  # the chat panel's "chat: <message>", else this request
         tag = ambient.text if ambient is not None and ambient.text else f"agent: {text}"
         with call_source(tag, agent_id=self.id) as source:
+            started = time.monotonic()
             outcome, calls = await self._runtime.run(text, emit, source)
             usage = _usage_of(outcome.usage, calls)
             loaded = list(self._runtime.state.loaded_skills)
@@ -207,9 +208,11 @@ class Agent:
             # already say exactly what it did and did not do
             judged = self._runtime.nudges()
             wanted = judged and _honesty.asks_for_change(text, self.sim)
-            if wanted and outcome.stopped is None and not _honesty.made_change(calls):
+            limit = self._runtime.bounds.run_timeout
+            left = None if limit is None else limit - (time.monotonic() - started)  # one deadline for both runs
+            if wanted and outcome.stopped is None and not _honesty.made_change(calls) and (left is None or left > 0):
                 # one bounded nudge: call the tool, or say it cannot be done (what it claims never counts)
-                nudged, more = await self._runtime.run(_honesty.NUDGE, emit, source)
+                nudged, more = await self._runtime.run(_honesty.NUDGE, emit, source, deadline=left)
                 calls = [*calls, *more]
                 usage.add(_usage_of(nudged.usage, more))
                 if nudged.stopped is None:  # a nudge that failed leaves the first answer (still no change)

@@ -58,6 +58,14 @@ class RetryWait:
 
 
 @dataclass(frozen=True)
+class RunDeadline:
+    """A run started with a deadline: it ends, stopped, after ``seconds`` (the panel counts them down)."""
+
+    seconds: float
+    kind: str = "run_deadline"
+
+
+@dataclass(frozen=True)
 class Fallback:
     """The run moved to the next model and stays there."""
 
@@ -75,4 +83,6 @@ class Done:
     kind: str = "done"
 
 
-AgentEvent = TextDelta | ToolCallStarted | ToolCallProgress | ToolCallFinished | RetryWait | Fallback | Done
+AgentEvent = (
+    TextDelta | ToolCallStarted | ToolCallProgress | ToolCallFinished | RetryWait | RunDeadline | Fallback | Done
+)

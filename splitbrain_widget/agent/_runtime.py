@@ -37,7 +37,7 @@ from pydantic_ai.settings import ModelSettings
 from ..core._audit import CallSource, make_source
 from . import _retry
 from ._budget import Bounds
-from ._events import AgentEvent, TextDelta
+from ._events import AgentEvent, RunDeadline, TextDelta
 from ._guards import Guards
 from ._history import compact, repair_history, window_for
 from ._loops import LoopDetector, LoopLimits
@@ -156,8 +156,13 @@ class Runtime:
             loop.call_soon_threadsafe(event.set)
 
     async def run(
-        self, text: str, emit: Callable[[AgentEvent], None], source: CallSource | None = None
+        self,
+        text: str,
+        emit: Callable[[AgentEvent], None],
+        source: CallSource | None = None,
+        deadline: float | None = None,
     ) -> tuple[RunOutcome, list[ToolCallRecord]]:
+        """Answer ``text``; ``deadline``: seconds this run may take (default: the run_timeout bound)."""
         state = self.state
         state.emit = emit
         state.request = text
@@ -182,7 +187,9 @@ class Runtime:
             "cancellation_token": self.token,
         }
         handle: Any = None  # the run, so a run that ends early still yields its messages and usage
-        deadline = self.bounds.run_timeout
+        deadline = self.bounds.run_timeout if deadline is None else deadline
+        if deadline is not None:
+            emit(RunDeadline(deadline))
         self._handle = None
         try:
             async with asyncio.timeout(deadline):

@@ -42,6 +42,7 @@ var CHAT_EVENT_FIELDS = /* @__PURE__ */ Object.freeze({
   tool_progress: (e) => isToolCall(e) && isString(e.label),
   tool_finished: (e) => isToolCall(e) && isPlainObject(e.result) && typeof e.ok === "boolean",
   retry_wait: (e) => typeof e.seconds === "number" && Number.isFinite(e.seconds) && isString(e.source) && Number.isInteger(e.attempt) && isString(e.model) && (e.status === null || Number.isInteger(e.status)),
+  run_deadline: (e) => typeof e.seconds === "number" && Number.isFinite(e.seconds) && e.seconds >= 0,
   fallback: (e) => isString(e.from_model) && isString(e.to_model) && isString(e.reason),
   busy: (e) => isString(e.text),
   control_error: (e) => isString(e.text)
@@ -127,6 +128,11 @@ function answerNotes(entry) {
   else if (stopped.startsWith("deadline")) notes.push({ kind: "deadline", text: "stopped at a deadline" });
   else if (stopped && stopped !== "cancelled") notes.push({ kind: "stopped", text: "stopped early" });
   return notes;
+}
+function deadlineText(seconds) {
+  const whole = Math.ceil(seconds);
+  if (whole < 60) return `${whole} s`;
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
 }
 function stepFor(p) {
   if (p.type === "integer") return p.step ?? 1;
@@ -256,6 +262,7 @@ var PANEL_STYLE = `
 .sb-msg.sb-user { align-self: flex-end; background: var(--jp-brand-color1, #1976d2); color: #fff; max-width: 85%; }
 .sb-msg.sb-assistant { background: var(--jp-layout-color2, #f2f2f2); }
 .sb-msg.sb-error { background: var(--jp-error-color3, #fbe0e0); color: var(--jp-error-color0, #900); }
+.sb-deadline { font-size: .9em; opacity: .85; }
 .sb-notes { display: flex; gap: 4px; flex-wrap: wrap; }
 .sb-note { font-size: .85em; border-radius: 10px; padding: 1px 8px; background: var(--jp-warn-color3, #fdf3d8); color: var(--jp-warn-color0, #6b4a00); }
 .sb-note[data-note="no-change"] { font-weight: 600; }
@@ -392,6 +399,25 @@ function mountPanel(host, model, signal) {
     countdown = null;
     banners.querySelector(".sb-retry")?.remove();
   }
+  let deadlineTimer = null;
+  function clearDeadline() {
+    if (deadlineTimer) clearInterval(deadlineTimer);
+    deadlineTimer = null;
+    banners.querySelector(".sb-deadline")?.remove();
+  }
+  function showDeadline(seconds) {
+    clearDeadline();
+    const ends = Date.now() + seconds * 1e3;
+    const label = h("span", { text: "" });
+    const update = () => {
+      label.textContent = `answer deadline: ${deadlineText(Math.max(0, (ends - Date.now()) / 1e3))} left`;
+    };
+    update();
+    const abort = h("button", { type: "button", text: "Stop" });
+    abort.addEventListener("click", () => model.send(cancelMessage()));
+    banners.append(h("div", { class: "sb-banner sb-deadline", role: "timer" }, [label, abort]));
+    deadlineTimer = setInterval(update, 1e3);
+  }
   function replayHeld() {
     const events = held.splice(0);
     replaying = true;
@@ -465,6 +491,9 @@ function mountPanel(host, model, signal) {
         }, 1e3);
         break;
       }
+      case "run_deadline":
+        if (model.get("chat_busy")) showDeadline(Number(event.seconds));
+        break;
       case "fallback":
         bubble("assistant", `(${event.from_model} failed: ${event.reason}; continuing with ${event.to_model})`);
         break;
@@ -539,7 +568,10 @@ function mountPanel(host, model, signal) {
     send.disabled = busy;
     panel.dataset.busy = busy ? "true" : "false";
     modelName.textContent = model.get("chat_model") ?? "";
-    if (!busy) clearCountdown();
+    if (!busy) {
+      clearCountdown();
+      clearDeadline();
+    }
   }
   send.addEventListener("click", submit, { signal });
   stop.addEventListener("click", () => model.send(cancelMessage()), { signal });
@@ -581,6 +613,7 @@ function mountPanel(host, model, signal) {
   onBusy();
   return () => {
     clearCountdown();
+    clearDeadline();
     clearTimeout(copiedTimer);
     model.off("msg:custom", onCustom);
     model.off("change:transcript", renderTranscript);
