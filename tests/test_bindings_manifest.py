@@ -172,14 +172,14 @@ def test_an_event_list_and_the_default_are_kept() -> None:
         (
             "data.settings.speed.bind",
             "sim.speed",
-            'data.settings.speed.bind: expected {"global": "<dotted path>"} or {"selector": "<CSS selector>"}, '
-            'optionally with "after", got a string ("sim.speed")',
+            'data.settings.speed.bind: expected {"global": "<dotted path>"}, {"selector": "<CSS selector>"} or '
+            '{"call": "<dotted path of a function>"}, optionally with "after", got a string ("sim.speed")',
         ),
         (
             "data.settings.speed.bind",
             {"glob": "x"},
-            'data.settings.speed.bind: expected {"global": "<dotted path>"} or {"selector": "<CSS selector>"}, '
-            'optionally with "after", got {"glob": "x"}',
+            'data.settings.speed.bind: expected {"global": "<dotted path>"}, {"selector": "<CSS selector>"} or '
+            '{"call": "<dotted path of a function>"}, optionally with "after", got {"glob": "x"}',
         ),
         (
             "data.settings.speed.bind",
@@ -206,8 +206,8 @@ def test_an_event_list_and_the_default_are_kept() -> None:
         ("observables.count.read", {"expr": ""}, "observables.count.read.expr: expected a non-empty string"),
         (
             "observables.count.read",
-            {"global": "n", "number": True},
-            'observables.count.read.number: applies only to a {"selector": ...} binding',
+            {"global": "n", "values": {"a": 1}, "scale": 2},
+            "observables.count.read: give 'values' or 'scale'/'offset', not both",
         ),
         (
             "observables.shown.read.attr",
@@ -217,7 +217,7 @@ def test_an_event_list_and_the_default_are_kept() -> None:
         (
             "actions.run.bind",
             {"press": "#run"},
-            'actions.run.bind: expected {"click": "<CSS selector>"} or {"call": "<dotted path of a function>"}',
+            'actions.run.bind: expected {"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]} or {"set": {"<parameter>": <value>}}',
         ),
         ("actions.run.bind", {"call": "run()"}, "actions.run.bind.call: expected a dotted path"),
         ("ready", {"load": False}, "ready.load: expected true; leave 'ready' out to wait for the page's load event"),
@@ -255,11 +255,11 @@ def test_in_a_bound_manifest_everything_needs_a_binding_and_all_are_reported_at_
     assert problems == [
         'data.settings.speed.type: expected one of number, integer, boolean, string, array, got "num"',
         f"data.settings.trail.bind: {why} parameter needs a 'bind': "
-        '{"global": "<dotted path>"} or {"selector": "<CSS selector>"}, optionally with "after"',
+        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"} or {"call": "<dotted path of a function>"}, optionally with "after"',
         f"observables.count.read: {why} observable needs a 'read': "
         '{"global": "<dotted path>"}, {"expr": "<JS expression>"} or {"selector": "<CSS selector>"}',
         f"actions.stop.bind: {why} action needs a 'bind': "
-        '{"click": "<CSS selector>"} or {"call": "<dotted path of a function>"}',
+        '{"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]} or {"set": {"<parameter>": <value>}}',
     ]
 
 
@@ -267,7 +267,7 @@ def test_a_list_of_actions_is_checked_like_an_object() -> None:
     problems = _problems(_with("actions", [{"name": "run", "bind": {"click": "#run"}}, {"name": "stop"}]))
     assert problems == [
         "actions.stop.bind: missing; the manifest is bound (data.settings.speed has 'bind'), so every action needs "
-        'a \'bind\': {"click": "<CSS selector>"} or {"call": "<dotted path of a function>"}'
+        'a \'bind\': {"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]} or {"set": {"<parameter>": <value>}}'
     ]
 
 
@@ -275,7 +275,7 @@ def test_the_missing_binding_says_what_made_the_manifest_bound() -> None:
     raw = _with("setup", "window.X = 1", PLAIN)
     assert _problems(raw) == [
         "data.settings.speed.bind: missing; the manifest is bound (it has 'setup'), so every parameter needs a "
-        '\'bind\': {"global": "<dotted path>"} or {"selector": "<CSS selector>"}, optionally with "after"'
+        '\'bind\': {"global": "<dotted path>"}, {"selector": "<CSS selector>"} or {"call": "<dotted path of a function>"}, optionally with "after"'
     ]
 
 
@@ -301,7 +301,7 @@ def test_the_spec_lists_the_bindings_in_manifest_order_with_the_default_ready() 
             {"name": "count", "read": {"expr": "particles.length"}},
             {"name": "shown", "read": {"selector": "#stats", "attr": "data-n", "number": True}},
         ],
-        "actions": [{"name": "run", "bind": {"click": "#run"}}],
+        "actions": [{"name": "run", "steps": [{"click": "#run"}]}],
         "ready": {"load": True},
     }
 
@@ -445,3 +445,103 @@ def _scripts(html: str) -> list[str]:
 
     Scripts().feed(html)
     return found
+
+
+# -- what real pages need: a read of the model, conversions, calls, steps, setup when ready -------------
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (
+            "data.settings.speed.read",
+            {"global": "model.speed", "scale": 0},
+            "data.settings.speed.read.scale: expected a non-zero number",
+        ),
+        (
+            "data.settings.speed.bind",
+            {"call": "setSpeed"},
+            "data.settings.speed.bind.call: a parameter set through a call needs a 'read'",
+        ),
+        (
+            "data.settings.trail.bind",
+            {"selector": "#t", "values": {"true": "1"}},
+            "data.settings.trail.bind.values: no page value for false",
+        ),
+        (
+            "data.settings.trail.bind",
+            {"selector": "#t", "values": {"true": "1", "false": "1"}},
+            "data.settings.trail.bind.values: two manifest values map to the same page value",
+        ),
+        (
+            "data.settings.trail.bind",
+            {"selector": "#t", "values": {"yes": "2", "true": "1", "false": "0"}},
+            "data.settings.trail.bind.values.yes: ",
+        ),
+        (
+            "data.settings.trail.bind",
+            {"selector": "#t", "scale": 2},
+            "data.settings.trail.bind.scale: 'scale' and 'offset' apply only to number",
+        ),
+        (
+            "data.settings.speed.bind",
+            {"global": "s", "values": {"1": 1}, "offset": 2},
+            "data.settings.speed.bind: give 'values' or 'scale'/'offset', not both",
+        ),
+        ("actions.run.bind", [{"click": "#a"}, {"call": "run()"}], "actions.run.bind.1.call: expected a dotted path"),
+        ("actions.run.bind", [], "actions.run.bind: Tuple should have at least 1 item"),
+        (
+            "actions.run.bind",
+            {"click": "#a", "args": [1]},
+            'actions.run.bind.args: applies only to a {"call": ...} binding',
+        ),
+        ("actions.run.bind", [{"set": {"nope": 1}}], "actions.run.bind.0.set.nope: unknown parameter 'nope'"),
+        ("actions.run.bind", {"set": {"speed": "fast"}}, "actions.run.bind.set.speed: "),
+        ("actions.run.when", {"expr": "!running"}, None),
+        ("setup", {"script": "x = 1", "when": "later"}, "setup.when: expected 'before' or 'ready'"),
+        ("setup", 42, "setup: Input should be a valid string"),
+    ],
+)
+def test_the_new_binding_fields_name_what_is_wrong(path: str, value: Any, expected: str | None) -> None:
+    raw = _with(path, value)
+    if expected is None:
+        assert Manifest.from_dict(raw).actions["run"].when is not None
+        return
+    problems = _problems(raw)
+    assert any(p.startswith(expected) for p in problems), problems
+
+
+def test_a_read_beside_no_bind_and_a_when_without_a_bind_are_refused() -> None:
+    plain = {"id": "p", "data": {"g": {"x": {"type": "number", "value": 1, "read": {"global": "x"}}}}}
+    assert any(
+        p.startswith("data.g.x.read: a parameter's own read applies only beside its 'bind'") for p in _problems(plain)
+    )
+    unbound = {
+        "id": "p",
+        "data": {"g": {"x": {"type": "number", "value": 1}}},
+        "actions": {"go": {"when": {"expr": "1"}}},
+    }
+    assert any(p.startswith("actions.go.when: applies only to an action with a 'bind'") for p in _problems(unbound))
+
+
+def test_the_spec_carries_reads_conversions_steps_and_the_ready_setup() -> None:
+    raw = _with("data.settings.speed.read", {"expr": "sim.speed * 2", "scale": 2})
+    raw = _with("actions.run.bind", [{"set": {"speed": 3}}, {"call": "sim.clear", "args": [0]}], raw)
+    raw = _with("actions.run.when", {"expr": "!sim.running"}, raw)
+    raw = _with("setup", {"script": "window.EMBED = true;", "when": "ready"}, raw)
+    m = Manifest.from_dict(raw)
+    spec = binding_spec(m)
+    assert spec["params"][0]["read"] == {"expr": "sim.speed * 2", "scale": 2.0}
+    assert spec["actions"][0] == {
+        "name": "run",
+        "steps": [{"set": {"settings.speed": 3.0}}, {"call": "sim.clear", "args": [0]}],
+        "when": True,
+    }
+    from splitbrain_widget.manifest._page_bindings import head_html, tail_html
+
+    tail = tail_html(m)
+    assert '__splitbrainBindings.expr("param settings.speed", () => (sim.speed * 2' in tail
+    assert '__splitbrainBindings.expr("action run", () => (!sim.running' in tail
+    assert "__splitbrainBindings.setup(() => {\nwindow.EMBED = true;\n});" in tail
+    assert "EMBED" not in head_html(m, "/*runtime*/")  # not before the page's scripts
+    assert Manifest.from_dict(m.model_dump(mode="json", exclude_none=True)) == m  # dumps as it loads

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,3 +85,84 @@ def test_the_bindings_example_is_steered_headless(tmp_path: Path, engine: None) 
         after = sim.advance(0.5)
         assert after["energy"] > 0 and after["x"] != 0, after
         assert after["shown_x"] == pytest.approx(after["x"], abs=0.001)  # the page's read-out, 3 decimals
+
+
+# -- the sections on what real pages need (docs/writing-targets.md, section 8) --------------------------
+
+
+def _headless(tmp_path: Path, heading: str, name: str) -> Any:
+    require_browser()
+    from splitbrain_widget.headless import HeadlessTarget
+
+    return HeadlessTarget(str(_example(tmp_path, heading, name)), timeout=30)
+
+
+def _page(sim: Any, expression: str) -> Any:
+    """What the page itself holds, read by evaluating in it (not through the bindings)."""
+    return sim.host.page._frame_evaluate(expression)
+
+
+@pytest.mark.browser
+def test_read_beside_bind_refuses_a_value_the_model_did_not_take(tmp_path: Path, engine: None) -> None:
+    with _headless(tmp_path, "### When the page's model decides", "flock") as sim:
+        taken = sim.set_parameter("population", 120)
+        assert taken.ok and taken.state["flock.population"] == 120, taken.error
+        assert _page(sim, "flock.count") == 120
+        refused = sim.set_parameter("population", 500)
+        assert not refused.ok and refused.error is not None and refused.error.code == "target_error"
+        assert "flock.population: set 500, the page holds 120" in refused.error.message
+        assert sim.values["flock.population"] == 120  # the kernel kept what the page holds
+        assert _page(sim, "[flock.count, document.getElementById('count').value]") == [120, "120"]  # field put back
+        assert sim.fetch_state().state["flock.population"] == 120
+
+
+@pytest.mark.browser
+def test_conversions_scale_number_and_values_both_ways(tmp_path: Path, engine: None) -> None:
+    with _headless(tmp_path, "### Values the page stores differently", "shares") as sim:
+        first = sim.fetch_state().state
+        assert first["market.share"] == 25 and first["market.label"] == 15 and first["market.tax"] is False
+        changed = sim.set_parameters({"share": 33, "tax": True, "label": 20})
+        assert changed.ok, changed.error
+        assert _page(sim, "[market.share, document.querySelector('input[name=tax]:checked').value]") == [0.33, "1"]
+        assert changed.state["market.share"] == 33 and changed.state["market.tax"] is True
+        from splitbrain_widget import Agent
+
+        answer = Agent(sim).ask("set the share to 12%")  # the offline planner speaks the manifest's unit
+        assert answer.ok and _page(sim, "market.share") == pytest.approx(0.12), answer.text
+
+
+@pytest.mark.browser
+def test_a_setting_that_is_a_call_is_set_and_read_through_functions(tmp_path: Path, engine: None) -> None:
+    with _headless(tmp_path, "### Settings that exist only as calls", "ticker") as sim:
+        assert sim.set_parameter("speed", 24).ok and _page(sim, "rate") == 24
+        clamped = sim.set_parameter("speed", 100)
+        assert not clamped.ok and "sketch.speed: set 100, the page holds 60" in clamped.error.message
+        assert sim.values["sketch.speed"] == 24
+
+
+@pytest.mark.browser
+def test_actions_run_their_steps_and_a_toggle_minds_its_when(tmp_path: Path, engine: None) -> None:
+    with _headless(tmp_path, "### Actions as small programs", "pendulums") as sim:
+        assert sim.act("start").ok and sim.act("start").ok
+        assert _page(sim, "running") is True  # "start" on a running page did nothing
+        assert sim.act("stop").ok and _page(sim, "running") is False
+        restarted = sim.act("restart")
+        assert restarted.ok, restarted.error
+        assert _page(sim, "[theta1, theta2, trail.length]") == [1.0, -1.0, 0]
+        assert restarted.state["trail"] == 0 and sim.values["arms.theta1"] == 1.0  # the kernel follows the page
+
+
+@pytest.mark.browser
+def test_constraints_are_refused_before_anything_is_sent(tmp_path: Path, engine: None) -> None:
+    with _headless(tmp_path, "### Rules between parameters", "species") as sim:
+        refused = sim.set_parameter("rabbits", 0.9)
+        assert not refused.ok and refused.error.code == "invalid_value"
+        assert "the two shares add up to at most 1" in refused.error.message
+        assert _page(sim, "shares.rabbits") == 0.3 and sim.values["shares.rabbits"] == 0.3
+        assert sim.set_parameters({"rabbits": 0.7, "foxes": 0.1}).ok and _page(sim, "shares.rabbits") == 0.7
+
+
+@pytest.mark.browser
+def test_setup_when_ready_runs_after_the_page_s_own_scripts(tmp_path: Path, engine: None) -> None:
+    with _headless(tmp_path, "### `setup` when it is needed", "embedded") as sim:
+        assert sim.fetch_state().state["embedded"] is True and _page(sim, "window.EMBED") is True

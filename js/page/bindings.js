@@ -46,22 +46,45 @@ export const READY_POLL_MS = 50;
 export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
 
 /**
+ * How a value crosses between the manifest and the page: page = value * scale + offset for a
+ * number, or the page's value for each manifest value (`values`, keyed by the value as text:
+ * `{"true": "1", "false": "0"}`).
+ * @typedef {object} Conversion
+ * @property {number} [scale]
+ * @property {number} [offset]
+ * @property {Record<string, unknown>} [values]
+ */
+
+/**
+ * Where a value is read: a global, an expression (compiled, registered under a key) or an element.
+ * @typedef {Conversion & {global?: string, expr?: string, selector?: string, attr?: string, number?: boolean}} ReadSpec
+ */
+
+/**
  * @typedef {object} ParamSpec
  * @property {string} path  the parameter's dotted path
  * @property {string} type  "number", "integer", "boolean", "string" or "array"
- * @property {{global?: string, selector?: string, event?: string[], after?: string}} bind
+ * @property {Conversion & {global?: string, selector?: string, call?: string, event?: string[], after?: string}} bind
+ * @property {ReadSpec} [read]  the page's model, when it is not where a person sets the value
  */
 
 /**
  * @typedef {object} ObservableSpec
  * @property {string} name
- * @property {{global?: string, expr?: string, selector?: string, attr?: string, number?: boolean}} read
+ * @property {ReadSpec} read
+ */
+
+/**
+ * One step of an action: click an element, call a function (with arguments), or set parameters
+ * through their bindings.
+ * @typedef {{click?: string, call?: string, args?: unknown[], set?: Record<string, unknown>}} StepSpec
  */
 
 /**
  * @typedef {object} ActionSpec
  * @property {string} name
- * @property {{click?: string, call?: string}} bind
+ * @property {StepSpec[]} steps  run in order, after every one was checked
+ * @property {boolean} [when]  whether a `when` expression was registered (`action <name>`): the action runs only while it holds
  */
 
 /**
@@ -207,6 +230,95 @@ function fromControl(text, type) {
   return text;
 }
 
+/** Relative tolerance when a number the page holds is compared with the one set (scale round trips). */
+export const HOLD_TOLERANCE = 1e-9;
+
+/**
+ * A manifest value as the page stores it.
+ * @param {string} where
+ * @param {string} field  `bind`, `read`
+ * @param {unknown} value
+ * @param {Conversion} conv
+ * @returns {unknown}
+ */
+export function toPage(where, field, value, conv) {
+  if (conv.values !== undefined) {
+    const key = String(value);
+    if (!Object.prototype.hasOwnProperty.call(conv.values, key)) {
+      throw new BindingError(where, `${field}.values has no page value for ${JSON.stringify(value)}`);
+    }
+    return conv.values[key];
+  }
+  if (typeof value === "number" && (conv.scale !== undefined || conv.offset !== undefined)) {
+    return value * (conv.scale ?? 1) + (conv.offset ?? 0);
+  }
+  return value;
+}
+
+/**
+ * What the page holds, as a manifest value of `type`: `values` mapped back, a number taken from a
+ * string the page stores ("15" -> 15), `scale` and `offset` undone.
+ * @param {string} where
+ * @param {string} field
+ * @param {unknown} raw
+ * @param {Conversion} conv
+ * @param {string} type
+ * @returns {unknown}
+ */
+export function fromPage(where, field, raw, conv, type) {
+  if (conv.values !== undefined) {
+    const key = Object.keys(conv.values).find((k) => samePageValue(/** @type {Record<string, unknown>} */ (conv.values)[k], raw));
+    if (key === undefined) {
+      throw new BindingError(where, `${field}.values: the page holds ${JSON.stringify(raw) ?? String(raw)}, which no manifest value maps to`);
+    }
+    if (type === "boolean") return key === "true";
+    if (type === "number" || type === "integer") return Number(key);
+    return key;
+  }
+  let value = raw;
+  if ((type === "number" || type === "integer") && typeof value === "string") value = firstNumber(value);
+  if (typeof value === "number" && (conv.scale !== undefined || conv.offset !== undefined)) {
+    // 0.33 / 0.01 is 33.00000000000001 in floating point: twelve significant digits say what the page holds
+    const back = Number(((value - (conv.offset ?? 0)) / (conv.scale ?? 1)).toPrecision(12));
+    const near = Math.round(back);
+    return type === "integer" && Math.abs(back - near) < HOLD_TOLERANCE * Math.max(1, Math.abs(back)) ? near : back;
+  }
+  return value;
+}
+
+/**
+ * Whether a page value equals a mapped one: the same JSON, or the same text (a control's "1" is 1).
+ * @param {unknown} a
+ * @param {unknown} b
+ */
+function samePageValue(a, b) {
+  return JSON.stringify(a) === JSON.stringify(b) || (a !== null && b !== null && typeof a !== "object" && String(a) === String(b));
+}
+
+/**
+ * Whether the page holds the value that was set (numbers within HOLD_TOLERANCE, arrays item by item).
+ * @param {unknown} held
+ * @param {unknown} wanted
+ * @returns {boolean}
+ */
+export function holdsValue(held, wanted) {
+  if (typeof held === "number" && typeof wanted === "number") {
+    return Math.abs(held - wanted) <= HOLD_TOLERANCE * Math.max(1, Math.abs(wanted));
+  }
+  if (Array.isArray(held) && Array.isArray(wanted)) {
+    return held.length === wanted.length && held.every((h, i) => holdsValue(h, wanted[i]));
+  }
+  return JSON.stringify(held) === JSON.stringify(wanted);
+}
+
+/**
+ * @param {unknown} value
+ * @returns {string}
+ */
+function shownValue(value) {
+  return JSON.stringify(value) ?? String(value);
+}
+
 /**
  * Install the runtime on `win` (as `win.__splitbrainBindings`) and return it. A second install
  * returns the first.
@@ -235,6 +347,8 @@ function makeRuntime(win) {
   let lastSent = "";
   /** @type {Set<string>} problems of the own reports, logged once each */
   const logged = new Set();
+  /** @type {(() => void) | null} the manifest's `setup` that runs once the page is ready */
+  let onReady = null;
 
   // -- globals --------------------------------------------------------------------------------
 
@@ -323,18 +437,31 @@ function makeRuntime(win) {
   }
 
   /**
-   * Call the function at a global path with its object as `this`.
+   * The function at a global path and its object (`this` for the call); nothing is called yet.
    * @param {string} where
    * @param {string} field
    * @param {string} path
-   * @returns {unknown} what it returned
+   * @returns {{fn: Function, owner: unknown}}
    */
-  function callGlobal(where, field, path) {
+  function functionAt(where, field, path) {
     const parts = path.split(".");
     const owner = parts.length > 1 ? walk(where, field, path, parts.length - 1) : undefined;
     const fn = walk(where, field, path);
     if (typeof fn !== "function") throw new BindingError(where, `${field} '${path}' is not a function (got ${describe(fn)})`);
-    return fn.call(owner);
+    return { fn, owner };
+  }
+
+  /**
+   * Call the function at a global path with its object as `this`.
+   * @param {string} where
+   * @param {string} field
+   * @param {string} path
+   * @param {unknown[]} [args]
+   * @returns {unknown} what it returned
+   */
+  function callGlobal(where, field, path, args = []) {
+    const { fn, owner } = functionAt(where, field, path);
+    return fn.apply(owner, args);
   }
 
   // -- form controls --------------------------------------------------------------------------
@@ -457,22 +584,73 @@ function makeRuntime(win) {
   }
 
   /**
-   * A parameter's value as the page holds it now.
+   * A parameter's value as the page holds it now: from its `read` (the page's model) when it has
+   * one, else read back from where it is set; converted to the manifest's value.
    * @param {ParamSpec} param
    * @returns {unknown}
    */
   function readParam(param) {
+    if (param.read !== undefined) {
+      const raw = readSource(param.path, "read", param.read, `param ${param.path}`);
+      return fromPage(param.path, "read", raw, param.read, param.type);
+    }
+    return fromPage(param.path, "bind", readBound(param), param.bind, param.type);
+  }
+
+  /**
+   * What a parameter's `bind` holds: the global, or the control's value (a number's text as a number).
+   * @param {ParamSpec} param
+   * @returns {unknown}
+   */
+  function readBound(param) {
     if (param.bind.global !== undefined) return plain(param.path, walk(param.path, "bind.global", param.bind.global));
+    if (param.bind.call !== undefined) throw new BindingError(param.path, "bind.call needs a read (the value the page holds)");
+    const type = param.bind.values !== undefined ? "string" : param.type; // mapped values are compared as the page has them
     const target = control(param);
     if (target.kind === "radio") {
       const checked = target.radios.find((r) => r.checked);
-      return checked ? fromControl(checked.value, param.type) : null;
+      return checked ? fromControl(checked.value, type) : null;
     }
     if (target.kind === "checkbox") return /** @type {HTMLInputElement} */ (target.element).checked;
-    return fromControl(target.element.value, param.type);
+    return fromControl(target.element.value, type);
   }
 
-  // -- observables ----------------------------------------------------------------------------
+  // -- reads ------------------------------------------------------------------------------------
+
+  /**
+   * A value where a read names it: a global, a compiled expression (registered under `key`), or an
+   * element's text, value or attribute; `number` takes the first number in what it finds.
+   * @param {string} where
+   * @param {string} field  `read`
+   * @param {ReadSpec} read
+   * @param {string} key  the expression's key
+   * @returns {unknown}
+   */
+  function readSource(where, field, read, key) {
+    /** @type {unknown} */
+    let value;
+    if (read.global !== undefined) {
+      value = plain(where, walk(where, `${field}.global`, read.global));
+    } else if (read.expr !== undefined) {
+      const fn = exprs.get(key);
+      if (!fn) throw new BindingError(where, `${field}.expr did not compile (its error is in the page's console)`);
+      try {
+        value = fn();
+      } catch (err) {
+        throw new BindingError(where, `${field}.expr threw: ${messageOf(err)}`);
+      }
+      value = plain(where, value);
+    } else {
+      const selector = /** @type {string} */ (read.selector);
+      const element = select(where, `${field}.selector`, selector)[0];
+      const attr = read.attr ?? "text";
+      if (attr === "text") value = (element.textContent ?? "").trim();
+      else if (attr === "value") value = String(/** @type {HTMLInputElement} */ (element).value ?? "");
+      else value = element.getAttribute(attr);
+    }
+    if (read.number && typeof value === "string") value = firstNumber(value);
+    return value;
+  }
 
   /**
    * @param {ObservableSpec} observable
@@ -480,28 +658,8 @@ function makeRuntime(win) {
    */
   function readObservable(observable) {
     const { name, read } = observable;
-    if (read.global !== undefined) return plain(name, walk(name, "read.global", read.global));
-    if (read.expr !== undefined) {
-      const fn = exprs.get(name);
-      if (!fn) throw new BindingError(name, "read.expr did not compile (its error is in the page's console)");
-      let value;
-      try {
-        value = fn();
-      } catch (err) {
-        throw new BindingError(name, `read.expr threw: ${messageOf(err)}`);
-      }
-      return plain(name, value);
-    }
-    const selector = /** @type {string} */ (read.selector);
-    const element = select(name, "read.selector", selector)[0];
-    const attr = read.attr ?? "text";
-    /** @type {string | null} */
-    let text;
-    if (attr === "text") text = (element.textContent ?? "").trim();
-    else if (attr === "value") text = String(/** @type {HTMLInputElement} */ (element).value ?? "");
-    else text = element.getAttribute(attr);
-    if (text === null) return null;
-    return read.number ? firstNumber(text) : text;
+    const value = readSource(name, "read", read, name);
+    return typeof value === "number" ? fromPage(name, "read", value, read, "number") : value;
   }
 
   /**
@@ -543,8 +701,29 @@ function makeRuntime(win) {
   // -- handlers -------------------------------------------------------------------------------
 
   /**
+   * Check that the parameter's binding can take `value`; return what sets it (nothing is set yet).
+   * @param {ParamSpec} param
+   * @param {unknown} value  the manifest's value
+   * @returns {() => void}
+   */
+  function prepareParam(param, value) {
+    const paged = toPage(param.path, "bind", Array.isArray(value) ? [...value] : value, param.bind);
+    if (param.bind.global !== undefined) return prepareGlobal(param.path, param.bind.global, paged);
+    if (param.bind.call !== undefined) {
+      const { fn, owner } = functionAt(param.path, "bind.call", param.bind.call);
+      return () => {
+        fn.call(owner, paged);
+      };
+    }
+    return prepareControl(param, paged);
+  }
+
+  /**
    * Set values (manifest order) the way a person would, then call each distinct `after` once.
-   * Every binding is checked before anything is set, so a bad one leaves the page untouched.
+   * Every binding is checked before anything is set, so a bad one leaves the page untouched. Then
+   * every parameter with a `read` is read from the page's model: one that did not take its value
+   * puts the call's values back where it can and fails naming both (`population: set 500, the page
+   * holds 150`).
    * @param {Record<string, unknown>} values  bare values by dotted path
    */
   function apply(values) {
@@ -553,25 +732,68 @@ function makeRuntime(win) {
     const steps = [];
     /** @type {Map<string, string>} after path -> the parameter that asked first */
     const after = new Map();
+    /** @type {ParamSpec[]} */
+    const touched = [];
     for (const param of current.params) {
       if (!Object.prototype.hasOwnProperty.call(values, param.path)) continue;
-      const value = values[param.path];
-      const { global: path, after: afterPath } = param.bind;
-      if (path !== undefined) {
-        steps.push(prepareGlobal(param.path, path, Array.isArray(value) ? [...value] : value));
-      } else {
-        steps.push(prepareControl(param, value));
-      }
+      steps.push(prepareParam(param, values[param.path]));
+      touched.push(param);
+      const afterPath = param.bind.after;
       if (afterPath !== undefined && !after.has(afterPath)) {
-        const fn = walk(param.path, "bind.after", afterPath);
-        if (typeof fn !== "function") {
-          throw new BindingError(param.path, `bind.after '${afterPath}' is not a function (got ${describe(fn)})`);
-        }
+        functionAt(param.path, "bind.after", afterPath);
         after.set(afterPath, param.path);
+      }
+    }
+    const checked = touched.filter((p) => p.read !== undefined);
+    /** @type {Map<string, unknown>} what the page held before, to put back after a value it did not take */
+    const before = new Map();
+    for (const param of touched) {
+      try {
+        before.set(param.path, readParam(param));
+      } catch {
+        // nothing known to put back for this one
       }
     }
     for (const step of steps) step();
     for (const [path, where] of after) callGlobal(where, "bind.after", path);
+    /** @type {string[]} */
+    const refused = [];
+    for (const param of checked) {
+      const held = readParam(param);
+      if (!holdsValue(held, values[param.path])) {
+        refused.push(`${param.path}: set ${shownValue(values[param.path])}, the page holds ${shownValue(held)}`);
+      }
+    }
+    if (refused.length === 0) return;
+    restore(touched, before);
+    throw new BindingError(refused[0].split(":")[0], refused.map((r) => r.slice(r.indexOf(":") + 2)).join("; "));
+  }
+
+  /**
+   * Put back what the page held before a call it did not fully take, where it can (all or nothing,
+   * as far as the page allows): a control the model refused shows the model's value again.
+   * @param {ParamSpec[]} touched
+   * @param {Map<string, unknown>} before
+   */
+  function restore(touched, before) {
+    /** @type {Set<string>} */
+    const afterCalls = new Set();
+    for (const param of touched) {
+      if (!before.has(param.path)) continue;
+      try {
+        prepareParam(param, before.get(param.path))();
+        if (param.bind.after !== undefined) afterCalls.add(param.bind.after);
+      } catch (err) {
+        console.warn(`SplitBrain bindings: ${param.path} could not be put back: ${messageOf(err)}`);
+      }
+    }
+    for (const path of afterCalls) {
+      try {
+        callGlobal("restore", "bind.after", path);
+      } catch (err) {
+        console.warn(`SplitBrain bindings: ${messageOf(err)}`);
+      }
+    }
   }
 
   /**
@@ -586,24 +808,70 @@ function makeRuntime(win) {
       const known = current.actions.map((a) => a.name).join(", ") || "none";
       throw new BindingError(where, `no such action in the manifest (actions: ${known})`);
     }
-    if (action.bind.click !== undefined) {
-      const element = /** @type {HTMLElement} */ (select(where, "bind.click", action.bind.click)[0]);
-      if (/** @type {HTMLButtonElement} */ (element).disabled) {
-        throw new BindingError(where, `bind.click '${action.bind.click}' is disabled`);
-      }
-      if (typeof element.click !== "function") {
-        throw new BindingError(where, `bind.click '${action.bind.click}' matches a ${tagOf(element)}, which cannot be clicked`);
-      }
-      element.click();
-    } else {
-      const result = callGlobal(where, "bind.call", /** @type {string} */ (action.bind.call));
+    if (action.when && !whenHolds(where, `action ${name}`)) return fresh(); // "start" on a running page: nothing to do
+    const many = action.steps.length > 1;
+    // every step is checked before any runs: a missing button leaves the page as it was
+    const runs = action.steps.map((step, i) => prepareStep(where, many ? `bind[${i}].` : "bind.", step));
+    for (const run of runs) run();
+    return fresh();
+  }
+
+  /**
+   * @param {string} where
+   * @param {string} key  the `when` expression's key
+   * @returns {boolean}
+   */
+  function whenHolds(where, key) {
+    const fn = exprs.get(key);
+    if (!fn) throw new BindingError(where, "when.expr did not compile (its error is in the page's console)");
+    try {
+      return Boolean(fn());
+    } catch (err) {
+      throw new BindingError(where, `when.expr threw: ${messageOf(err)}`);
+    }
+  }
+
+  /**
+   * Check one step of an action; return what runs it.
+   * @param {string} where  `actions.<name>`
+   * @param {string} field  `bind.` for an action of one step, `bind[2].` for the third of several
+   * @param {StepSpec} step
+   * @returns {() => void}
+   */
+  function prepareStep(where, field, step) {
+    if (step.click !== undefined) {
+      const selector = step.click;
+      const check = () => {
+        const element = /** @type {HTMLElement} */ (select(where, `${field}click`, selector)[0]);
+        if (/** @type {HTMLButtonElement} */ (element).disabled) {
+          throw new BindingError(where, `${field}click '${selector}' is disabled`);
+        }
+        if (typeof element.click !== "function") {
+          throw new BindingError(where, `${field}click '${selector}' matches a ${tagOf(element)}, which cannot be clicked`);
+        }
+        return element;
+      };
+      check();
+      return () => check().click(); // looked up again: an earlier step may have replaced it
+    }
+    if (step.set !== undefined) {
+      const values = step.set;
+      const known = /** @type {BindingSpec} */ (spec).params.map((p) => p.path);
+      const unknown = Object.keys(values).filter((path) => !known.includes(path));
+      if (unknown.length) throw new BindingError(where, `${field}set names no bound parameter: ${unknown.join(", ")}`);
+      return () => apply(values);
+    }
+    const path = /** @type {string} */ (step.call);
+    const { fn, owner } = functionAt(where, `${field}call`, path);
+    const args = step.args ?? [];
+    return () => {
+      const result = fn.apply(owner, args);
       // Not awaited: the target API runs requests one after another, and a function that runs a
       // long animation would hold every later call; its failure shows in the page's console.
       if (result !== null && typeof result === "object" && typeof (/** @type {any} */ (result).then) === "function") {
         /** @type {Promise<unknown>} */ (result).then(undefined, (err) => console.error(`${where}: ${messageOf(err)}`));
       }
-    }
-    return fresh();
+    };
   }
 
   // -- readiness and reports ------------------------------------------------------------------
@@ -691,6 +959,14 @@ function makeRuntime(win) {
     },
 
     /**
+     * Register the manifest's `setup` that runs once the page is ready, before it says so.
+     * @param {() => void} fn
+     */
+    setup(fn) {
+      onReady = fn;
+    },
+
+    /**
      * Take the manifest's bindings and the roots' accessors, register the handlers and wait for
      * the ready condition. Runs once; a second call is ignored.
      * @param {BindingSpec} bindingSpec
@@ -714,6 +990,13 @@ function makeRuntime(win) {
       api.onState(() => fresh());
       if (typeof api.onAction === "function") api.onAction((name) => act(name));
       whenReady(() => {
+        if (onReady !== null) {
+          try {
+            onReady();
+          } catch (err) {
+            console.error(`SplitBrain bindings: setup (when ready) threw: ${messageOf(err)}`);
+          }
+        }
         api.ready();
         report();
         win.setInterval(report, REPORT_MS);

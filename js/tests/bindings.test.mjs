@@ -10,7 +10,18 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import vm from "node:vm";
 
-import { BindingError, DEFAULT_EVENTS, ERRORS_KEY, READY_POLL_MS, REPORT_MS, firstNumber, installBindings } from "../page/bindings.js";
+import {
+  BindingError,
+  DEFAULT_EVENTS,
+  ERRORS_KEY,
+  READY_POLL_MS,
+  REPORT_MS,
+  firstNumber,
+  fromPage,
+  holdsValue,
+  installBindings,
+  toPage,
+} from "../page/bindings.js";
 
 /**
  * @param {() => boolean} predicate
@@ -73,6 +84,7 @@ class FakeControl {
   /** @param {FakeEvent} event */
   dispatchEvent(event) {
     this.events.push({ type: event.type, bubbles: event.bubbles, value: this._value, checked: this._checked });
+    if (event.type === "change") this.onchange?.();
     return true;
   }
   /** @param {string} name */
@@ -85,6 +97,8 @@ class FakeControl {
   }
   /** @type {(() => void) | undefined} */
   onclick = undefined;
+  /** @type {(() => void) | undefined} a page's own change handler */
+  onchange = undefined;
 }
 
 /**
@@ -684,7 +698,7 @@ describe("actions", () => {
     button.onclick = () => (runs += 1);
     const page = makePage({ elements: { "#run": [button] } });
     page.runtime.start(
-      spec({ observables: [{ name: "runs", read: { global: "runs" } }], actions: [{ name: "run", bind: { click: "#run" } }] }),
+      spec({ observables: [{ name: "runs", read: { global: "runs" } }], actions: [{ name: "run", steps: [{ click: "#run" }] }] }),
       { runs: { get: () => runs } },
     );
     assert.deepEqual(await page.registered.action("run"), { runs: 1 });
@@ -705,7 +719,7 @@ describe("actions", () => {
     page.runtime.start(
       spec({
         observables: [{ name: "resets", read: { global: "view.resets" } }],
-        actions: [{ name: "reset_view", bind: { call: "view.reset" } }],
+        actions: [{ name: "reset_view", steps: [{ call: "view.reset" }] }],
       }),
       { view: { get: () => view } },
     );
@@ -722,9 +736,9 @@ describe("actions", () => {
     page.runtime.start(
       spec({
         actions: [
-          { name: "off", bind: { click: "#off" } },
-          { name: "gone", bind: { click: "#gone" } },
-          { name: "call", bind: { call: "sim.go" } },
+          { name: "off", steps: [{ click: "#off" }] },
+          { name: "gone", steps: [{ click: "#gone" }] },
+          { name: "call", steps: [{ call: "sim.go" }] },
         ],
       }),
       { sim: { get: () => ({ go: 1 }) } },
@@ -739,7 +753,7 @@ describe("actions", () => {
 
   test("without SplitBrain.onAction (an older target API) no action handler is registered", () => {
     const page = makePage({ onAction: false });
-    page.runtime.start(spec({ actions: [{ name: "run", bind: { click: "#run" } }] }), {});
+    page.runtime.start(spec({ actions: [{ name: "run", steps: [{ click: "#run" }] }] }), {});
     assert.equal(page.registered.action, undefined);
     assert.equal(typeof page.registered.apply, "function");
   });
@@ -790,5 +804,100 @@ describe("a standalone copy and the shipped bundle", () => {
     );
     assert.throws(() => runtime.apply({ "s.speed": 5 }), /s\.speed: bind\.global 'CONFIG\.speed' (is read-only|cannot be written)/);
     assert.equal(CONFIG.speed, 1);
+  });
+});
+
+describe("what real pages need: the page's model, conversions, calls, steps, setup on ready", () => {
+  test("conversions cross both ways: scale and offset, a number kept as text, a values map", () => {
+    assert.equal(toPage("p", "bind", 33, { scale: 0.01 }), 0.33);
+    assert.equal(fromPage("p", "bind", 0.33, { scale: 0.01 }, "number"), 33); // not 33.00000000000001
+    assert.equal(toPage("t", "bind", 20, { scale: 1.8, offset: 32 }), 68);
+    assert.equal(fromPage("t", "bind", 68, { scale: 1.8, offset: 32 }, "integer"), 20);
+    assert.equal(fromPage("n", "bind", "15", {}, "integer"), 15);
+    const values = { values: { true: "1", false: "0" } };
+    assert.equal(toPage("tax", "bind", true, values), "1");
+    assert.equal(fromPage("tax", "bind", "0", values, "boolean"), false);
+    assert.equal(fromPage("tax", "bind", 1, values, "boolean"), true); // a page's 1 is the map's "1"
+    throwsNaming(() => fromPage("tax", "bind", "2", values, "boolean"), 'tax: bind.values: the page holds "2", which no manifest value maps to');
+    throwsNaming(() => toPage("mode", "bind", "slow", { values: { fast: 2 } }), 'mode: bind.values has no page value for "slow"');
+    assert.ok(holdsValue(0.1 + 0.2, 0.3) && !holdsValue(150, 500) && holdsValue([1, 2], [1, 2]) && !holdsValue("1", 1));
+  });
+
+  test("a value the page's model did not take fails naming both, and the control is put back", () => {
+    const model = { count: 40 };
+    const field = new FakeControl("input", { type: "number", value: "40" });
+    field.onchange = () => {
+      const wanted = Number(field.value);
+      if (wanted <= 150) model.count = wanted;
+    };
+    const page = makePage({ elements: { "#count": [field] } });
+    page.runtime.start(
+      spec({ params: [{ path: "flock.population", type: "integer", bind: { selector: "#count" }, read: { global: "model.count" } }] }),
+      { model: { get: () => model } },
+    );
+    assert.deepEqual(page.registered.apply({ "flock.population": 120 }), { "flock.population": 120 });
+    throwsNaming(() => page.registered.apply({ "flock.population": 500 }), "flock.population: set 500, the page holds 120");
+    assert.equal(field.value, "120"); // the form shows what the model holds again
+    assert.equal(model.count, 120);
+  });
+
+  test("a call binding calls the function with the page's value; its read says what the page holds", () => {
+    let rate = 30;
+    const frameRate = (/** @type {number | undefined} */ n) => {
+      if (n === undefined) return rate;
+      rate = Math.min(60, n);
+      return undefined;
+    };
+    const page = makePage();
+    page.runtime.expr("param sketch.speed", () => frameRate());
+    page.runtime.start(
+      spec({ params: [{ path: "sketch.speed", type: "number", bind: { call: "frameRate" }, read: { expr: "frameRate()" } }] }),
+      { frameRate: { get: () => frameRate } },
+    );
+    assert.deepEqual(page.registered.apply({ "sketch.speed": 24 }), { "sketch.speed": 24 });
+    throwsNaming(() => page.registered.apply({ "sketch.speed": 100 }), "sketch.speed: set 100, the page holds 60");
+  });
+
+  test("an action's steps are all checked before the first runs; `when` keeps a toggle from flipping", () => {
+    let running = false;
+    let cleared = /** @type {unknown[]} */ ([]);
+    const toggle = new FakeControl("button");
+    toggle.onclick = () => (running = !running);
+    const page = makePage({ elements: { "#toggle": [toggle] } });
+    page.runtime.expr("action start", () => !running);
+    page.runtime.start(
+      spec({
+        params: [{ path: "arms.theta", type: "number", bind: { global: "theta" } }],
+        actions: [
+          { name: "start", steps: [{ click: "#toggle" }], when: true },
+          { name: "restart", steps: [{ set: { "arms.theta": 1 } }, { call: "clear", args: [0, "all"] }] },
+          { name: "broken", steps: [{ set: { "arms.theta": 2 } }, { click: "#missing" }] },
+        ],
+      }),
+      {
+        theta: { get: () => theta, set: (v) => (theta = /** @type {number} */ (v)) },
+        clear: { get: () => (/** @type {unknown[]} */ ...args) => (cleared = args) },
+      },
+    );
+    let theta = 0.5;
+    page.registered.action("start");
+    page.registered.action("start");
+    assert.equal(running, true); // the second "start" found it running: nothing clicked
+    assert.equal(toggle.clicks, 1);
+    assert.deepEqual(page.registered.action("restart"), { "arms.theta": 1 });
+    assert.deepEqual(cleared, [0, "all"]);
+    assert.throws(() => page.registered.action("broken"), { message: "actions.broken: bind[1].click '#missing' matches no element" });
+    assert.equal(theta, 1); // its first step never ran
+  });
+
+  test("a setup that waits for ready runs after the page's scripts, before the page says it is ready", () => {
+    const seen = /** @type {string[]} */ ([]);
+    const page = makePage({ readyState: "loading" });
+    page.runtime.setup(() => seen.push(`setup at ${page.readyCalls} ready calls`));
+    page.runtime.start(spec({}), {});
+    assert.deepEqual(seen, []);
+    page.load();
+    assert.deepEqual(seen, ["setup at 0 ready calls"]);
+    assert.equal(page.readyCalls, 1);
   });
 });

@@ -143,6 +143,15 @@ class Operations:
             coerced = manifest.coerce_many(values)
         except ParameterError as exc:
             return ToolResult.failure(exc.code, exc.message, hint=exc.hint or None)  # type: ignore[arg-type]
+        rule = manifest.broken_rule({**self._session.values, **coerced})
+        if rule is not None:  # a rule between parameters: refused before anything is sent, as a range is
+            after = {**self._session.values, **coerced}
+            return ToolResult.failure(
+                "invalid_value",
+                f"refused by a constraint: {rule.describe(after)}",
+                hint="change the other parameters of the rule in the same call, or choose a value that keeps it",
+                applied=False,
+            )
         changed = {path: _changed(manifest, path, v) for path, v in coerced.items()}
         return (yield from self.deliver("apply", {"values": coerced}, timeout, changed=changed, commit=coerced))
 
@@ -177,7 +186,27 @@ class Operations:
                 op="action",
             )
         result = yield from self.deliver("action", {"name": name}, timeout, needs_view=True)
+        if result.ok and target.manifest.bound and actions[name].steps and result.state:
+            self._follow_page(result.state)
         return result.model_copy(update={"message": f"ran {name}"}) if result.ok else result
+
+    def _follow_page(self, state: Mapping[str, Any]) -> None:
+        """After a bound page's action (whose steps may set parameters), take the values the page says it
+        holds: the kernel's values follow the page, never the other way round. A value that is not valid
+        for its parameter is left out (the state is the page's word, untrusted)."""
+        manifest = self._session.target.manifest
+        taken: dict[str, Any] = {}
+        for path, param in manifest.parameters.items():
+            if path in state and state[path] is not None:
+                try:
+                    value = param.check_value(state[path])
+                except ParameterError:
+                    continue
+                if self._session.values.get(path) != value:
+                    taken[path] = value
+        if taken:
+            with self._session.lock:
+                self._session.commit(taken, defer_echo=False)
 
     def select(self, target: str | Path, timeout: float | None) -> Operation:
         try:

@@ -29,6 +29,7 @@ from ._seek_goal import (
     Reached,
     Try,
     changed_value,
+    narrow_to_rules,
     num_text,
     numeric_param,
     observable_unit,
@@ -84,7 +85,7 @@ def seek(
     manifest = sim.schema
     try:
         param = numeric_param(manifest, _vary_or_default(manifest, observable, vary))
-        lo, hi = span(param, within)
+        lo, hi = narrow_to_rules(manifest, param, *span(param, within), dict(sim.values))
         parsed = parse_goal(goal, observable_unit(manifest, observable), tol)
         if isinstance(max_evals, bool) or not isinstance(max_evals, int) or max_evals < 2:
             raise Failed("invalid_value", f"max_evals: expected an integer of at least 2, got {max_evals!r}")

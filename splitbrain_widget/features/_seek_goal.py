@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -213,3 +214,44 @@ def with_unit_text(x: float, unit: str | None) -> str:
 
 def tries_text(n: int) -> str:
     return f"{n} {'try' if n == 1 else 'tries'}"
+
+
+RULE_SAMPLES = 200  # points of the range checked against the manifest's constraints
+RULE_REFINE = 40  # bisections of each edge of the part that keeps them
+
+
+def narrow_to_rules(
+    manifest: Manifest, param: Parameter, lo: float, hi: float, values: Mapping[str, Any]
+) -> tuple[float, float]:
+    """The part of ``lo..hi`` where every constraint holds with the other parameters as they are (an
+    interval for the rules people write: sums and products under a bound). Raises :class:`Failed`
+    naming the rule when no value keeps them."""
+    if not manifest.rules:
+        return lo, hi
+
+    def keeps(x: float) -> bool:
+        value: float = round(x) if param.type == "integer" else x
+        return manifest.broken_rule({**values, param.path: value}) is None
+
+    xs = [lo + (hi - lo) * i / (RULE_SAMPLES - 1) for i in range(RULE_SAMPLES)]
+    good = [x for x in xs if keeps(x)]
+    if not good:
+        rule = manifest.broken_rule({**values, param.path: lo})
+        said = rule.describe({**values, param.path: lo}) if rule is not None else "the manifest's constraints"
+        raise Failed("invalid_value", f"no value of {param.path} in {num_text(lo)}..{num_text(hi)} keeps {said}")
+    first, last = good[0], good[-1]
+    if first > lo:  # refine the edge between the last value that breaks a rule and the first that keeps them
+        bad = max(x for x in xs if x < first)
+        for _ in range(RULE_REFINE):
+            mid = (bad + first) / 2
+            bad, first = (bad, mid) if keeps(mid) else (mid, first)
+    if last < hi:
+        bad = min(x for x in xs if x > last)
+        for _ in range(RULE_REFINE):
+            mid = (last + bad) / 2
+            last, bad = (mid, bad) if keeps(mid) else (last, mid)
+    if param.type == "integer":
+        first, last = float(math.ceil(first)), float(math.floor(last))
+    if first >= last:
+        raise Failed("invalid_value", f"{param.path}: the constraints leave only {num_text(first)} to try")
+    return first, last

@@ -3,6 +3,7 @@ action and ready bindings (the registry turns them into the page's glue, js/page
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -10,15 +11,17 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
     SerializerFunctionWrapHandler,
     StrictBool,
+    Tag,
     field_serializer,
     model_serializer,
     model_validator,
 )
 
-from ._errors import kind_of, shown
+from ._errors import SHAPE_TAG, kind_of, shown
 from ._names import attribute, events_list, js_path, non_blank, true_only
 
 DOM_EVENTS = ("input", "change")
@@ -72,24 +75,60 @@ class _Binding(BaseModel):
             raise ValueError(f'@{field}: applies only to a {{"{kind}": ...}} binding')
 
 
-class ParameterBinding(_Binding):
-    """Where a bound page keeps a parameter: ``{"global": "sim.speed"}`` or ``{"selector": "#speed"}``.
+PageValue = str | int | float | bool | None
+
+
+def _scale(value: float) -> float:
+    if value == 0:
+        raise ValueError("expected a non-zero number (the page's value is the manifest's times scale)")
+    return value
+
+
+class _Conversion(BaseModel):
+    """How a value crosses between the manifest and the page: ``page = value * scale + offset`` for a
+    number, or ``values``: the page's value for each manifest value (``{"true": "1", "false": "0"}``,
+    keyed by the manifest's value as text)."""
+
+    scale: Annotated[float, Field(strict=False), AfterValidator(_scale)] | None = None
+    offset: float | None = None
+    values: dict[str, PageValue] | None = Field(default=None, min_length=1)
+
+    def _conversion_consistent(self) -> None:
+        if self.values is not None and (self.scale is not None or self.offset is not None):
+            raise ValueError("give 'values' or 'scale'/'offset', not both")
+        if self.values is not None:
+            pages = [json.dumps(v) for v in self.values.values()]
+            twice = sorted({p for p in pages if pages.count(p) > 1})
+            if twice:
+                raise ValueError(f"@values: two manifest values map to the same page value {twice[0]}")
+
+
+class ParameterBinding(_Binding, _Conversion):
+    """Where a bound page keeps a parameter: ``{"global": "sim.speed"}``, ``{"selector": "#speed"}``
+    or ``{"call": "frameRate"}`` (a function the page is set through, called with the value; the
+    parameter then needs a ``read``).
 
     ``event`` (selector only): the events fired after the value is set, as a person's input fires
-    them (default ``input`` then ``change``). ``after``: a global function called once the value is set.
+    them (default ``input`` then ``change``). ``after``: a global function called once the value is
+    set. ``scale`` / ``offset`` / ``values``: how the page stores the value (see :class:`_Conversion`).
     """
 
-    KINDS = ("global", "selector")
-    SHAPES = '{"global": "<dotted path>"} or {"selector": "<CSS selector>"}, optionally with "after"'
+    KINDS = ("global", "selector", "call")
+    SHAPES = (
+        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"} or {"call": "<dotted path of a function>"}, '
+        'optionally with "after"'
+    )
 
     global_: JsPath | None = Field(default=None, alias="global")
     selector: Selector | None = None
+    call: JsPath | None = None
     event: Annotated[tuple[DomEvent, ...], BeforeValidator(events_list)] | None = None
     after: JsPath | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> ParameterBinding:
         self._only_with("event", "selector")
+        self._conversion_consistent()
         return self
 
     @field_serializer("event")
@@ -97,11 +136,14 @@ class ParameterBinding(_Binding):
         return None if event is None else list(event)
 
 
-class ObservableRead(_Binding):
-    """Where a bound page's observable is read: a global, a JS expression, or an element.
+class ObservableRead(_Binding, _Conversion):
+    """Where a bound page's value is read (an observable, or a parameter's model): a global, a JS
+    expression, or an element.
 
     ``{"selector": "#stats", "attr": "text", "number": true}``: ``attr`` is ``text`` (the trimmed
-    text, the default), ``value`` or an attribute name; ``number`` takes the first number in it.
+    text, the default), ``value`` or an attribute name; ``number`` takes the first number in what is
+    read, of any kind (a global holding ``"15"``). ``scale`` / ``offset`` / ``values``: how the page
+    stores it (see :class:`_Conversion`).
     """
 
     KINDS = ("global", "expr", "selector")
@@ -116,18 +158,65 @@ class ObservableRead(_Binding):
     @model_validator(mode="after")
     def _consistent(self) -> ObservableRead:
         self._only_with("attr", "selector")
-        self._only_with("number", "selector")
+        self._conversion_consistent()
         return self
 
 
-class ActionBinding(_Binding):
-    """What an action does on a bound page: ``{"click": "<CSS selector>"}`` or ``{"call": "<function path>"}``."""
+MAX_STEPS = 20  # steps of one action
+MAX_ARGS = 8  # arguments of one call
 
-    KINDS = ("click", "call")
-    SHAPES = '{"click": "<CSS selector>"} or {"call": "<dotted path of a function>"}'
+
+class ActionBinding(_Binding):
+    """One step of what an action does on a bound page: ``{"click": "<CSS selector>"}``,
+    ``{"call": "<function path>", "args": [...]}`` or ``{"set": {"<parameter>": value, ...}}`` (set
+    through the parameters' own bindings; the manifest checks the names and values)."""
+
+    KINDS = ("click", "call", "set")
+    SHAPES = (
+        '{"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]} '
+        'or {"set": {"<parameter>": <value>}}'
+    )
 
     click: Selector | None = None
     call: JsPath | None = None
+    args: Annotated[tuple[Any, ...], Field(max_length=MAX_ARGS)] | None = None
+    set: Annotated[dict[str, Any], Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ActionBinding:
+        self._only_with("args", "call")
+        if self.args is not None:
+            for i, arg in enumerate(self.args):
+                try:
+                    json.dumps(arg, allow_nan=False)
+                except ValueError:
+                    raise ValueError(f"@args.{i}: expected a JSON value, got {shown(arg)}") from None
+        return self
+
+    @field_serializer("args")
+    def _args_list(self, args: tuple[Any, ...] | None) -> list[Any] | None:
+        return None if args is None else list(args)
+
+
+class WhenCondition(_Binding):
+    """When an action applies: ``{"expr": "!running"}``, a JS expression over the page's globals; while it is
+    false the action does nothing (a "start" never stops a running page)."""
+
+    KINDS = ("expr",)
+    SHAPES = '{"expr": "<JS expression>"}'
+
+    expr: Source | None = None
+
+
+class SetupScript(BaseModel):
+    """The manifest's ``setup``: a script run before the page's own scripts (``"when": "before"``, the
+    default, and what a plain string means) or once the page is ready, before it says so (``"ready"``:
+    for a flag the page's own script resets while loading)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    script: Source
+    when: Literal["before", "ready"] = "before"
 
 
 class ReadyCondition(_Binding):
@@ -142,3 +231,26 @@ class ReadyCondition(_Binding):
     load: Annotated[StrictBool, AfterValidator(true_only)] | None = None
     global_: JsPath | None = Field(default=None, alias="global")
     selector: Selector | None = None
+
+
+def _one_or_many(value: Any) -> str:
+    return f"{SHAPE_TAG}many" if isinstance(value, list | tuple) else f"{SHAPE_TAG}one"
+
+
+ActionBind = Annotated[
+    Annotated[ActionBinding, Tag(f"{SHAPE_TAG}one")]
+    | Annotated[tuple[ActionBinding, ...], Field(min_length=1, max_length=MAX_STEPS), Tag(f"{SHAPE_TAG}many")],
+    Discriminator(_one_or_many),
+]
+"""An action's ``bind``: one step, or a list of steps run in order."""
+
+
+def _text_or_object(value: Any) -> str:
+    return f"{SHAPE_TAG}object" if isinstance(value, dict | SetupScript) else f"{SHAPE_TAG}text"
+
+
+Setup = Annotated[
+    Annotated[str, Field(strict=True), Tag(f"{SHAPE_TAG}text")] | Annotated[SetupScript, Tag(f"{SHAPE_TAG}object")],
+    Discriminator(_text_or_object),
+]
+"""The manifest's ``setup``: a script (run before the page's own), or ``{"script": ..., "when": ...}``."""

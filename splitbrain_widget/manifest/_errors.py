@@ -40,9 +40,12 @@ class ManifestError(ValueError):
         super().__init__("\n".join(prefix + p for p in problems))
 
 
+SHAPE_TAG = "shape:"  # a field's alternatives (one step or a list) are told apart by tags so prefixed: not shown
+
+
 def describe(err: Any) -> tuple[tuple[str | int, ...], str]:
     """One pydantic error as (field location, what was expected)."""
-    loc: tuple[str | int, ...] = tuple(p for p in err["loc"] if not str(p).startswith("function-"))
+    loc: tuple[str | int, ...] = tuple(p for p in err["loc"] if not str(p).startswith(("function-", SHAPE_TAG)))
     msg: str = err["msg"].removeprefix("Value error, ")
     kind = err["type"]
     if kind == PROBLEM:

@@ -27,13 +27,14 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
+    PrivateAttr,
     StrictBool,
     ValidationError,
     model_validator,
 )
 from pydantic_core import InitErrorDetails
 
-from ._binding_model import ReadyCondition
+from ._binding_model import ReadyCondition, Setup, SetupScript
 from ._collect import (
     bound_by,
     by_name,
@@ -44,7 +45,8 @@ from ._collect import (
     resolve_name,
     suggest,
 )
-from ._errors import ManifestError, format_errors, kind_of, problem_at
+from ._constraints import MAX_CONSTRAINTS, Constraint, Rule, first_broken, parse_rule
+from ._errors import ManifestError, ParameterError, detail, format_errors, kind_of, problem_at
 from ._parameter import Action, Observable, Parameter
 
 # -- bindings: where a bound page keeps its values ---------------------------------------------
@@ -74,9 +76,25 @@ class Manifest(BaseModel):
     actions: dict[str, Action] = Field(default_factory=dict)
     csp: str | None = None
     ready: ReadyCondition | None = None
-    setup: Annotated[str, Field(strict=True)] | None = None
+    setup: Setup | None = None
     kit: StrictBool = False
+    constraints: Annotated[tuple[Constraint, ...], Field(max_length=MAX_CONSTRAINTS)] = ()
     parameters: dict[str, Parameter] = Field(default_factory=dict, exclude=True)
+    _rules: tuple[Rule, ...] = PrivateAttr(default=())
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """The constraints, parsed against the parameters (checked before a change is sent)."""
+        return self._rules
+
+    @property
+    def setup_script(self) -> SetupScript | None:
+        """The ``setup`` as a script and when it runs (a plain string runs before the page's scripts)."""
+        return SetupScript(script=self.setup) if isinstance(self.setup, str) else self.setup
+
+    def broken_rule(self, values: Mapping[str, Any]) -> Rule | None:
+        """The first constraint that ``values`` (every parameter, by dotted path) break, or None."""
+        return first_broken(self._rules, values)
 
     @model_validator(mode="before")
     @classmethod
@@ -128,9 +146,12 @@ class Manifest(BaseModel):
                 for e in exc.errors()
             ]
             raise ValidationError.from_exception_data(cls.__name__, [*errors, *problems]) from None
+        rules = _parse_rules(manifest.constraints, params, problems)
+        _check_steps(manifest, params, problems)
         if problems:
             raise ValidationError.from_exception_data(cls.__name__, problems)
         object.__setattr__(manifest, "parameters", params)
+        manifest._rules = rules
         return manifest
 
     @classmethod
@@ -201,6 +222,33 @@ class Manifest(BaseModel):
             param = self.resolve(name)
             out[param.path] = param.check_value(value) if allow_readonly else param.coerce(value)
         return out
+
+
+def _parse_rules(
+    constraints: tuple[Constraint, ...], params: dict[str, Parameter], problems: list[InitErrorDetails]
+) -> tuple[Rule, ...]:
+    rules = []
+    for i, constraint in enumerate(constraints):
+        try:
+            rules.append(parse_rule(constraint, lambda name: resolve_name(params, name, "").path))
+        except ValueError as exc:
+            message = detail(exc) if isinstance(exc, ParameterError) else str(exc)
+            problems.append(problem_at(("constraints", i, "expr"), message, constraint.expr))
+    return tuple(rules)
+
+
+def _check_steps(manifest: Manifest, params: dict[str, Parameter], problems: list[InitErrorDetails]) -> None:
+    """An action's ``set`` steps name parameters, with values they take."""
+    for name, action in manifest.actions.items():
+        many = isinstance(action.bind, tuple)
+        for i, step in enumerate(action.steps):
+            for key, value in (step.set or {}).items():
+                where = ("actions", name, "bind", *((i,) if many else ()), "set", key)
+                try:
+                    resolve_name(params, key, "").coerce(value)
+                except ValueError as exc:
+                    message = detail(exc) if isinstance(exc, ParameterError) else str(exc)
+                    problems.append(problem_at(where, message, value))
 
 
 # -- observables and actions ------------------------------------------------------------------

@@ -43,8 +43,9 @@ def head_html(manifest: Manifest, runtime_js: str) -> str:
     if not manifest.bound:
         return ""
     out = f"<script {BINDINGS_ATTR}-runtime>{runtime_js}</script>"
-    if manifest.setup is not None:
-        out += f"<script {BINDINGS_ATTR}-setup>{script_text(manifest.setup)}\n</script>"
+    setup = manifest.setup_script
+    if setup is not None and setup.when == "before":
+        out += f"<script {BINDINGS_ATTR}-setup>{script_text(setup.script)}\n</script>"
     return out
 
 
@@ -57,33 +58,60 @@ def tail_html(manifest: Manifest) -> str:
     if not manifest.bound:
         return ""
     scripts = [
-        f"<script {BINDINGS_ATTR}-expr>{RUNTIME}.expr({json_literal(name)}, "
-        f"() => ({script_text(o.read.expr)}\n));</script>"
-        for name, o in manifest.observables.items()
-        if o.read is not None and o.read.expr is not None
+        f"<script {BINDINGS_ATTR}-expr>{RUNTIME}.expr({json_literal(key)}, () => ({script_text(expr)}\n));</script>"
+        for key, expr in _expressions(manifest)
     ]
+    setup = manifest.setup_script
+    if setup is not None and setup.when == "ready":  # run once the page is ready, before it says so
+        scripts.append(
+            f"<script {BINDINGS_ATTR}-setup>{RUNTIME}.setup(() => {{\n{script_text(setup.script)}\n}});</script>"
+        )
     spec = binding_spec(manifest)
     roots = ", ".join(_root_accessor(name, writable) for name, writable in _roots(manifest).items())
     scripts.append(f"<script {BINDINGS_ATTR}>{RUNTIME}.start({json_literal(spec)}, {{{roots}}});</script>")
     return "".join(scripts)
 
 
+def _expressions(manifest: Manifest) -> list[tuple[str, str]]:
+    """Every JS expression the manifest gives, with the key the runtime finds it by: an observable's
+    ``read.expr`` (its name), a parameter's ``read.expr`` (``param <path>``), an action's ``when``
+    (``action <name>``)."""
+    found = [(name, o.read.expr) for name, o in manifest.observables.items() if o.read and o.read.expr]
+    found += [(f"param {path}", p.read.expr) for path, p in manifest.parameters.items() if p.read and p.read.expr]
+    found += [(f"action {name}", a.when.expr) for name, a in manifest.actions.items() if a.when and a.when.expr]
+    return found
+
+
 def binding_spec(manifest: Manifest) -> dict[str, Any]:
-    """What the runtime needs of the manifest: the bindings in manifest order, and the ready condition."""
+    """What the runtime needs of the manifest: the bindings in manifest order, and the ready condition.
+
+    An action's ``set`` steps name parameters by dotted path, with coerced values."""
+    params = []
+    for path, p in manifest.parameters.items():
+        if p.bind is not None:
+            entry = {"path": path, "type": p.type, "bind": p.bind.model_dump(mode="json")}
+            if p.read is not None:
+                entry["read"] = p.read.model_dump(mode="json")
+            params.append(entry)
+    actions = []
+    for name, a in manifest.actions.items():
+        if a.bind is None:
+            continue
+        steps = []
+        for step in a.steps:
+            dumped = step.model_dump(mode="json")
+            if step.set is not None:
+                dumped["set"] = manifest.coerce_many(step.set)
+            steps.append(dumped)
+        actions.append({"name": name, "steps": steps} | ({"when": True} if a.when is not None else {}))
     return {
-        "params": [
-            {"path": path, "type": p.type, "bind": p.bind.model_dump(mode="json")}
-            for path, p in manifest.parameters.items()
-            if p.bind is not None
-        ],
+        "params": params,
         "observables": [
             {"name": name, "read": o.read.model_dump(mode="json")}
             for name, o in manifest.observables.items()
             if o.read is not None
         ],
-        "actions": [
-            {"name": name, "bind": a.bind.model_dump(mode="json")} for name, a in manifest.actions.items() if a.bind
-        ],
+        "actions": actions,
         "ready": manifest.ready.model_dump(mode="json") if manifest.ready else {"load": True},
     }
 
@@ -101,12 +129,15 @@ def _roots(manifest: Manifest) -> dict[str, bool]:
         if p.bind is not None:
             add(p.bind.global_, written=True)
             add(p.bind.after)
+            add(p.bind.call)
+        if p.read is not None:
+            add(p.read.global_)
     for o in manifest.observables.values():
         if o.read is not None:
             add(o.read.global_)
     for a in manifest.actions.values():
-        if a.bind is not None:
-            add(a.bind.call)
+        for step in a.steps:
+            add(step.call)
     if manifest.ready is not None:
         add(manifest.ready.global_)
     return roots

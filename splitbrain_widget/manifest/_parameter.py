@@ -17,10 +17,20 @@ from pydantic import (
     model_validator,
 )
 
-from ._binding_model import ActionBinding, ObservableRead, ParameterBinding
+from ._binding_model import ActionBind, ActionBinding, ObservableRead, ParameterBinding, WhenCondition
 from ._coerce import MAX_ARRAY_LENGTH, ItemType, ParamType, check_scalar, coerce_value
 from ._errors import ParameterError, detail
 from ._names import plain_name
+
+
+def _key(value: Any) -> str:
+    """A value as a ``values`` map's key: its text as JavaScript's ``String()`` writes it (``true``, ``1``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
 
 MAX_WORDS_CHARS = 60  # an alias or a named value's name: a few words
 MAX_NAMED = 20  # named values of one parameter
@@ -53,7 +63,28 @@ class Action(BaseModel):
     description: str | None = None
     label: str | None = None
     aliases: Aliases = ()  # other names people use for it ("fire" for launch)
-    bind: ActionBinding | None = None
+    bind: ActionBind | None = None
+    when: WhenCondition | None = None
+
+    @model_validator(mode="after")
+    def _when_needs_bind(self) -> Action:
+        if self.when is not None and self.bind is None:
+            raise ValueError("@when: applies only to an action with a 'bind' (on a bound page)")
+        return self
+
+    @property
+    def steps(self) -> tuple[ActionBinding, ...]:
+        """The bound steps, in order (one, or the list the manifest gives)."""
+        if self.bind is None:
+            return ()
+        return self.bind if isinstance(self.bind, tuple) else (self.bind,)
+
+    @model_serializer(mode="wrap")
+    def _serialise(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        if isinstance(self.bind, tuple):
+            out["bind"] = [step.model_dump(mode="json") for step in self.bind]
+        return out
 
 
 class Parameter(BaseModel):
@@ -76,6 +107,7 @@ class Parameter(BaseModel):
     aliases: Aliases = ()  # other names people use for it ("air resistance" for drag)
     named: Annotated[dict[SpokenName, Any], Field(max_length=MAX_NAMED)] | None = None  # {"moon": 1.62}
     bind: ParameterBinding | None = None
+    read: ObservableRead | None = None  # the page's model, when it is not where the value is set
     path: str = Field(default="", exclude=True)
 
     @model_validator(mode="after")
@@ -98,6 +130,7 @@ class Parameter(BaseModel):
                     raise ValueError(f"@enum.{i}: {detail(exc)}") from None
         if self.bind is not None and self.bind.selector is not None and self.type == "array":
             raise ValueError("@bind.selector: a form control holds one value; bind an array parameter to a global")
+        self._check_binding()
         if self.named is not None:
             if self.type == "array":
                 raise ValueError("'named' does not apply to array parameters")
@@ -116,6 +149,44 @@ class Parameter(BaseModel):
         except ParameterError as exc:
             raise ValueError(f"@value: default {detail(exc)}") from None
         return self
+
+    def _check_binding(self) -> None:
+        """``read`` only beside a ``bind``; a ``call`` needs a ``read``; conversions that fit the type."""
+        if self.read is not None and self.bind is None:
+            raise ValueError("@read: a parameter's own read applies only beside its 'bind' (on a bound page)")
+        if self.bind is not None and self.bind.call is not None and self.read is None:
+            raise ValueError(
+                "@bind.call: a parameter set through a call needs a 'read' saying where the page holds the value"
+            )
+        for field, conv in (("bind", self.bind), ("read", self.read)):
+            if conv is None:
+                continue
+            if (conv.scale is not None or conv.offset is not None) and self.type not in ("number", "integer"):
+                raise ValueError(f"@{field}.scale: 'scale' and 'offset' apply only to number and integer parameters")
+            if conv.values is not None:
+                self._check_values(field, conv.values)
+
+    def _check_values(self, field: str, values: dict[str, Any]) -> None:
+        """Every key of a ``values`` map is a value of this parameter (as text); a boolean or enum maps them all."""
+        if self.type == "array":
+            raise ValueError(f"@{field}.values: 'values' does not apply to array parameters")
+        for key in values:
+            raw: Any = key
+            if self.type == "boolean":
+                raw = {"true": True, "false": False}.get(key, key)
+            elif self.type in ("number", "integer"):
+                try:
+                    raw = float(key)
+                except ValueError:
+                    raise ValueError(f"@{field}.values.{key}: expected a number as the key, got {key!r}") from None
+            try:
+                coerce_value(self, raw, "values key")
+            except ParameterError as exc:
+                raise ValueError(f"@{field}.values.{key}: {detail(exc)}") from None
+        every = ["true", "false"] if self.type == "boolean" else [_key(e) for e in self.enum or []]
+        missing = [k for k in every if k not in values]
+        if missing:
+            raise ValueError(f"@{field}.values: no page value for {', '.join(missing)} (each value needs one)")
 
     @property
     def name(self) -> str:
