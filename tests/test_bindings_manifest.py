@@ -172,14 +172,14 @@ def test_an_event_list_and_the_default_are_kept() -> None:
         (
             "data.settings.speed.bind",
             "sim.speed",
-            'data.settings.speed.bind: expected {"global": "<dotted path>"}, {"selector": "<CSS selector>"} or '
-            '{"call": "<dotted path of a function>"}, optionally with "after", got a string ("sim.speed")',
+            'data.settings.speed.bind: expected {"global": "<dotted path>"}, {"selector": "<CSS selector>"}, '
+            '{"call": "<dotted path of a function>"} or {"drag": "<CSS selector of a handle>"}, optionally with "after", got a string ("sim.speed")',
         ),
         (
             "data.settings.speed.bind",
             {"glob": "x"},
-            'data.settings.speed.bind: expected {"global": "<dotted path>"}, {"selector": "<CSS selector>"} or '
-            '{"call": "<dotted path of a function>"}, optionally with "after", got {"glob": "x"}',
+            'data.settings.speed.bind: expected {"global": "<dotted path>"}, {"selector": "<CSS selector>"}, '
+            '{"call": "<dotted path of a function>"} or {"drag": "<CSS selector of a handle>"}, optionally with "after", got {"glob": "x"}',
         ),
         (
             "data.settings.speed.bind",
@@ -255,7 +255,7 @@ def test_in_a_bound_manifest_everything_needs_a_binding_and_all_are_reported_at_
     assert problems == [
         'data.settings.speed.type: expected one of number, integer, boolean, string, array, got "num"',
         f"data.settings.trail.bind: {why} parameter needs a 'bind': "
-        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"} or {"call": "<dotted path of a function>"}, optionally with "after"',
+        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"} or {"drag": "<CSS selector of a handle>"}, optionally with "after"',
         f"observables.count.read: {why} observable needs a 'read': "
         '{"global": "<dotted path>"}, {"expr": "<JS expression>"} or {"selector": "<CSS selector>"}',
         f"actions.stop.bind: {why} action needs a 'bind': "
@@ -275,7 +275,7 @@ def test_the_missing_binding_says_what_made_the_manifest_bound() -> None:
     raw = _with("setup", "window.X = 1", PLAIN)
     assert _problems(raw) == [
         "data.settings.speed.bind: missing; the manifest is bound (it has 'setup'), so every parameter needs a "
-        '\'bind\': {"global": "<dotted path>"}, {"selector": "<CSS selector>"} or {"call": "<dotted path of a function>"}, optionally with "after"'
+        '\'bind\': {"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"} or {"drag": "<CSS selector of a handle>"}, optionally with "after"'
     ]
 
 
@@ -487,6 +487,21 @@ def _scripts(html: str) -> list[str]:
             "data.settings.speed.bind",
             {"global": "s", "values": {"1": 1}, "offset": 2},
             "data.settings.speed.bind: give 'values' or 'scale'/'offset', not both",
+        ),
+        (
+            "data.settings.speed.bind",
+            {"drag": "#knob"},
+            "data.settings.speed.bind.drag: a dragged control needs a 'read'",
+        ),
+        (
+            "data.settings.speed",
+            {"type": "number", "value": 1, "bind": {"drag": "#knob"}, "read": {"global": "m.s"}},
+            "data.settings.speed.bind.drag: a dragged control sets a number or integer parameter with a 'min' and a 'max'",
+        ),
+        (
+            "data.settings.speed.bind",
+            {"global": "s", "track": "#rail"},
+            'data.settings.speed.bind.track: applies only to a {"drag": ...} binding',
         ),
         ("actions.run.bind", [{"click": "#a"}, {"call": "run()"}], "actions.run.bind.1.call: expected a dotted path"),
         ("actions.run.bind", [], "actions.run.bind: Tuple should have at least 1 item"),

@@ -166,3 +166,16 @@ def test_constraints_are_refused_before_anything_is_sent(tmp_path: Path, engine:
 def test_setup_when_ready_runs_after_the_page_s_own_scripts(tmp_path: Path, engine: None) -> None:
     with _headless(tmp_path, "### `setup` when it is needed", "embedded") as sim:
         assert sim.fetch_state().state["embedded"] is True and _page(sim, "window.EMBED") is True
+
+
+@pytest.mark.browser
+def test_a_custom_slider_is_dragged_and_its_own_label_follows(tmp_path: Path, engine: None) -> None:
+    with _headless(tmp_path, "### Controls people drag", "dial") as sim:
+        dragged = sim.set_parameter("speed", 30)
+        assert dragged.ok, dragged.error
+        held = _page(sim, "model.speed")
+        assert held == pytest.approx(30, abs=0.5)  # one pixel of a 200-pixel rail is 0.5
+        assert dragged.state["dial.speed"] == held and dragged.state["shown"] == 30  # the page's own label
+        assert _page(sim, "document.getElementById('label').textContent") == "30"
+        back = sim.set_parameter("speed", 75)
+        assert back.ok and _page(sim, "model.speed") == pytest.approx(75, abs=0.5)

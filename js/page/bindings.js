@@ -64,8 +64,10 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
  * @typedef {object} ParamSpec
  * @property {string} path  the parameter's dotted path
  * @property {string} type  "number", "integer", "boolean", "string" or "array"
- * @property {Conversion & {global?: string, selector?: string, call?: string, event?: string[], after?: string}} bind
+ * @property {Conversion & {global?: string, selector?: string, call?: string, drag?: string, track?: string, axis?: "x" | "y", event?: string[], after?: string}} bind
  * @property {ReadSpec} [read]  the page's model, when it is not where a person sets the value
+ * @property {number} [min]  the parameter's range (a drag binding maps it onto its track)
+ * @property {number} [max]
  */
 
 /**
@@ -229,6 +231,9 @@ function fromControl(text, type) {
   if (type === "boolean") return text === "true" || text === "on";
   return text;
 }
+
+/** Pointer moves between the press and the release of a drag (a person's drag is a path, not a jump). */
+export const DRAG_MOVES = 8;
 
 /** Relative tolerance when a number the page holds is compared with the one set (scale round trips). */
 export const HOLD_TOLERANCE = 1e-9;
@@ -604,7 +609,9 @@ function makeRuntime(win) {
    */
   function readBound(param) {
     if (param.bind.global !== undefined) return plain(param.path, walk(param.path, "bind.global", param.bind.global));
-    if (param.bind.call !== undefined) throw new BindingError(param.path, "bind.call needs a read (the value the page holds)");
+    if (param.bind.call !== undefined || param.bind.drag !== undefined) {
+      throw new BindingError(param.path, `bind.${param.bind.call !== undefined ? "call" : "drag"} needs a read (the value the page holds)`);
+    }
     const type = param.bind.values !== undefined ? "string" : param.type; // mapped values are compared as the page has them
     const target = control(param);
     if (target.kind === "radio") {
@@ -700,6 +707,71 @@ function makeRuntime(win) {
 
   // -- handlers -------------------------------------------------------------------------------
 
+  // -- controls people drag ---------------------------------------------------------------------
+
+  /**
+   * The handle and the track of a drag binding, and where on the track `value` lies (client pixels).
+   * @param {ParamSpec} param
+   * @param {unknown} value  the page's value (after conversions)
+   * @returns {{handle: Element, from: {x: number, y: number}, to: {x: number, y: number}, pixel: number}}
+   */
+  function dragGeometry(param, value) {
+    const bind = param.bind;
+    const handle = select(param.path, "bind.drag", /** @type {string} */ (bind.drag))[0];
+    const track = bind.track !== undefined ? select(param.path, "bind.track", bind.track)[0] : handle.parentElement;
+    if (!track) throw new BindingError(param.path, `bind.drag '${bind.drag}' has no parent to slide along; name its track`);
+    const box = track.getBoundingClientRect();
+    const own = handle.getBoundingClientRect();
+    const vertical = bind.axis === "y";
+    const length = vertical ? box.height : box.width;
+    if (!(length > 0)) {
+      throw new BindingError(param.path, `bind.track of '${bind.drag}' has no ${vertical ? "height" : "width"} on the page (is it shown?)`);
+    }
+    const lo = /** @type {number} */ (param.min);
+    const hi = /** @type {number} */ (param.max);
+    const fraction = Math.min(1, Math.max(0, (Number(value) - lo) / (hi - lo)));
+    const from = { x: own.left + own.width / 2, y: own.top + own.height / 2 };
+    const to = vertical
+      ? { x: from.x, y: box.bottom - fraction * box.height }
+      : { x: box.left + fraction * box.width, y: from.y };
+    return { handle, from, to, pixel: (hi - lo) / length };
+  }
+
+  /**
+   * Drag a handle along its track to a value the way a person's pointer does: down on the handle,
+   * moves across, up where the value lies; pointer and mouse events both, as pages listen to either.
+   * @param {ParamSpec} param
+   * @param {unknown} value
+   * @returns {() => void}
+   */
+  function prepareDrag(param, value) {
+    dragGeometry(param, value); // the check: the handle and track exist and are laid out
+    return () => {
+      const { handle, from, to } = dragGeometry(param, value);
+      const Pointer = /** @type {any} */ (win).PointerEvent ?? /** @type {any} */ (win).MouseEvent ?? win.Event;
+      const Mouse = /** @type {any} */ (win).MouseEvent ?? win.Event;
+      /**
+       * @param {EventTarget} at
+       * @param {string} kind  down, move or up
+       * @param {{x: number, y: number}} point
+       */
+      const send = (at, kind, point) => {
+        const init = { bubbles: true, cancelable: true, composed: true, clientX: point.x, clientY: point.y, button: 0 };
+        const buttons = kind === "up" ? 0 : 1;
+        at.dispatchEvent(new Pointer(`pointer${kind}`, { ...init, buttons, pointerId: 1, pointerType: "mouse", isPrimary: true }));
+        at.dispatchEvent(new Mouse(`mouse${kind}`, { ...init, buttons }));
+      };
+      /** @param {{x: number, y: number}} point */
+      const under = (point) => win.document.elementFromPoint?.(point.x, point.y) ?? handle;
+      send(handle, "down", from);
+      for (let i = 1; i <= DRAG_MOVES; i += 1) {
+        const point = { x: from.x + ((to.x - from.x) * i) / DRAG_MOVES, y: from.y + ((to.y - from.y) * i) / DRAG_MOVES };
+        send(under(point), "move", point);
+      }
+      send(under(to), "up", to);
+    };
+  }
+
   /**
    * Check that the parameter's binding can take `value`; return what sets it (nothing is set yet).
    * @param {ParamSpec} param
@@ -709,6 +781,7 @@ function makeRuntime(win) {
   function prepareParam(param, value) {
     const paged = toPage(param.path, "bind", Array.isArray(value) ? [...value] : value, param.bind);
     if (param.bind.global !== undefined) return prepareGlobal(param.path, param.bind.global, paged);
+    if (param.bind.drag !== undefined) return prepareDrag(param, paged);
     if (param.bind.call !== undefined) {
       const { fn, owner } = functionAt(param.path, "bind.call", param.bind.call);
       return () => {
@@ -760,7 +833,11 @@ function makeRuntime(win) {
     const refused = [];
     for (const param of checked) {
       const held = readParam(param);
-      if (!holdsValue(held, values[param.path])) {
+      const wanted = values[param.path];
+      // a drag lands on a pixel: within one pixel's worth of value, the page took it
+      const near = param.bind.drag !== undefined && typeof held === "number" && typeof wanted === "number"
+        && Math.abs(held - wanted) <= dragGeometry(param, wanted).pixel;
+      if (!near && !holdsValue(held, wanted)) {
         refused.push(`${param.path}: set ${shownValue(values[param.path])}, the page holds ${shownValue(held)}`);
       }
     }

@@ -13,6 +13,7 @@ import vm from "node:vm";
 import {
   BindingError,
   DEFAULT_EVENTS,
+  DRAG_MOVES,
   ERRORS_KEY,
   READY_POLL_MS,
   REPORT_MS,
@@ -900,4 +901,43 @@ describe("what real pages need: the page's model, conversions, calls, steps, set
     assert.deepEqual(seen, ["setup at 0 ready calls"]);
     assert.equal(page.readyCalls, 1);
   });
+});
+
+test("a drag binding presses the handle, moves across its track and releases where the value lies", () => {
+  const model = { speed: 0 };
+  const sent = /** @type {{type: string, x: number, on: string}[]} */ ([]);
+  /** @param {string} name @param {{left: number, top: number, width: number, height: number}} box */
+  const element = (name, box) => ({
+    tagName: "DIV",
+    getBoundingClientRect: () => ({ ...box, right: box.left + box.width, bottom: box.top + box.height }),
+    dispatchEvent(/** @type {any} */ e) {
+      sent.push({ type: e.type, x: e.clientX, on: name });
+      if (e.type === "mousemove" && e.buttons === 1) model.speed = ((e.clientX - 100) / 200) * 100;
+      return true;
+    },
+  });
+  const rail = element("rail", { left: 100, top: 50, width: 200, height: 8 });
+  const knob = element("knob", { left: 90, top: 44, width: 20, height: 20 });
+  const page = makePage({ elements: { "#knob": [/** @type {any} */ (knob)], "#rail": [/** @type {any} */ (rail)] } });
+  page.win.MouseEvent = class {
+    /** @param {string} type @param {any} init */
+    constructor(type, init) {
+      Object.assign(this, init, { type });
+    }
+  };
+  page.runtime.start(
+    spec({
+      params: [{ path: "dial.speed", type: "number", min: 0, max: 100, bind: { drag: "#knob", track: "#rail" }, read: { global: "model.speed" } }],
+    }),
+    { model: { get: () => model } },
+  );
+  const state = page.registered.apply({ "dial.speed": 30 });
+  assert.equal(model.speed, 30);
+  assert.deepEqual(state, { "dial.speed": 30 });
+  const types = sent.map((e) => e.type);
+  assert.deepEqual(types.slice(0, 2), ["pointerdown", "mousedown"]);
+  assert.deepEqual(types.slice(-2), ["pointerup", "mouseup"]);
+  assert.equal(types.filter((t) => t === "mousemove").length, DRAG_MOVES);
+  assert.equal(sent[0].x, 100); // pressed at the handle's centre
+  assert.equal(sent.at(-1)?.x, 160); // released 30% along the 200-pixel rail
 });

@@ -113,21 +113,26 @@ class ParameterBinding(_Binding, _Conversion):
     set. ``scale`` / ``offset`` / ``values``: how the page stores the value (see :class:`_Conversion`).
     """
 
-    KINDS = ("global", "selector", "call")
+    KINDS = ("global", "selector", "call", "drag")
     SHAPES = (
-        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"} or {"call": "<dotted path of a function>"}, '
-        'optionally with "after"'
+        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"} '
+        'or {"drag": "<CSS selector of a handle>"}, optionally with "after"'
     )
 
     global_: JsPath | None = Field(default=None, alias="global")
     selector: Selector | None = None
     call: JsPath | None = None
+    drag: Selector | None = None  # a custom slider's handle, dragged along its track as a person does
+    track: Selector | None = None  # the element it slides along (default: the handle's parent)
+    axis: Literal["x", "y"] | None = None  # "y": a vertical slider, its value growing upwards
     event: Annotated[tuple[DomEvent, ...], BeforeValidator(events_list)] | None = None
     after: JsPath | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> ParameterBinding:
         self._only_with("event", "selector")
+        self._only_with("track", "drag")
+        self._only_with("axis", "drag")
         self._conversion_consistent()
         return self
 

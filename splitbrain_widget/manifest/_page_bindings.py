@@ -89,9 +89,11 @@ def binding_spec(manifest: Manifest) -> dict[str, Any]:
     params = []
     for path, p in manifest.parameters.items():
         if p.bind is not None:
-            entry = {"path": path, "type": p.type, "bind": p.bind.model_dump(mode="json")}
+            entry: dict[str, Any] = {"path": path, "type": p.type, "bind": p.bind.model_dump(mode="json")}
             if p.read is not None:
                 entry["read"] = p.read.model_dump(mode="json")
+            if p.bind.drag is not None:  # the range its track runs along
+                entry |= {"min": p.min, "max": p.max}
             params.append(entry)
     actions = []
     for name, a in manifest.actions.items():
