@@ -36,6 +36,10 @@ class Example:
     clock: str  # an observable that counts frames ("" when the page has none)
     alone: tuple[str, ...] = ()  # changes applied one by one after the others (they change how the rest reads)
     actions: dict[str, dict[str, Any]] = field(default_factory=dict)  # action -> state entries it leads to
+    # parameter -> a JS expression of what the page's own model holds, read in the page itself (not
+    # through the bindings); where the model is in a closure, what the page itself shows of it
+    model: dict[str, str] = field(default_factory=dict)
+    settle: float = 0.0  # simulated seconds before the model has taken a change (the page's next frame)
 
     @property
     def page(self) -> Path:
@@ -62,6 +66,15 @@ EXAMPLES = (
             "display.show_velocities": True,
         },
         clock="frame",
+        model={
+            "solver.gravity": "scene.gravity",
+            "solver.iterations": "scene.numIters",
+            "solver.over_relaxation": "scene.overRelaxation",
+            "solver.time_step": "scene.dt",
+            "solver.paused": "scene.paused",
+            "display.show_pressure": "scene.showPressure",
+            "display.show_smoke": "scene.showSmoke",
+        },
         actions={
             "tank": {"scene": 0, "cells_high": 50, "solver.gravity": -9.81, "display.show_pressure": True},
             "paint": {"scene": 2, "cells_high": 100, "solver.over_relaxation": 1.0},
@@ -85,6 +98,15 @@ EXAMPLES = (
         },
         clock="",
         alone=("flock.time_changing",),
+        # the birds' factors live in a closure; the page's own labels show the ones they use now
+        model={
+            "flock.separation": "Number(document.querySelector('label[for=separation] .value').textContent)",
+            "flock.alignment": "Number(document.querySelector('label[for=alignment] .value').textContent)",
+            "flock.cohesion": "Number(document.querySelector('label[for=cohesion] .value').textContent)",
+            "flock.view_range": "Number(document.querySelector('label[for=viewrange] .value').textContent)",
+            "look.hue": "Number(document.querySelector('label[for=hue] .value').textContent)",
+        },
+        settle=0.1,
         actions={
             "draw_obstacles": {"draw_button": "Done"},
             "erase_obstacles": {"draw_button": "Draw obstacles"},  # leaves draw mode
@@ -106,6 +128,7 @@ EXAMPLES = (
             "pendulum.gravity": 0.5,
         },
         clock="frame",
+        model={"pendulum.length1": "r1", "pendulum.length2": "r2", "pendulum.mass1": "m1", "pendulum.gravity": "g"},
     ),
 )
 IDS = [e.name for e in EXAMPLES]
@@ -229,3 +252,28 @@ def test_headless_apply_read_back_and_advance(example: Example) -> None:
             after = sim.advance(2.0)
             assert after[example.clock] > before, (before, after)
             assert all(after.get(name) is not None for name in manifest.observables), after
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
+def test_after_every_set_the_state_is_what_the_page_s_own_model_holds(example: Example) -> None:
+    """Read in the page itself, not through the bindings: the reported state is never a value the page
+    did not take."""
+    require_browser()
+    from splitbrain_widget.headless import HeadlessTarget
+
+    assert example.model, "every example names where its page's model is"
+    together = {p: v for p, v in example.changes.items() if p not in example.alone}
+    with HeadlessTarget(example.page, timeout=30) as sim:
+        for values in (
+            {p: v for p, v in together.items() if p in example.model},
+            *({p: v} for p, v in together.items()),
+        ):
+            result = sim.set_parameters(values)
+            assert result.ok and result.state is not None, (values, result.error)
+            if example.settle:
+                sim.advance(example.settle)
+            state = sim.fetch_state().state or {}
+            for path, expression in example.model.items():
+                held = sim.host.page._frame_evaluate(expression)
+                assert same(state[path], held), (values, path, state[path], held)
