@@ -297,7 +297,7 @@ def test_compaction_keeps_the_last_three_user_turns() -> None:
 def test_events_report_tool_calls_and_text(sim: sb.TargetWidget) -> None:
     agent = Agent(sim)  # the offline planner
     kinds = [e.kind for e in agent.events("set the speed to 12")]
-    assert kinds[:2] == ["tool_started", "tool_finished"] and kinds[-1] == "done" and "text" in kinds
+    assert kinds[:3] == ["run_deadline", "tool_started", "tool_finished"] and kinds[-1] == "done" and "text" in kinds
     events = list(Agent(sim).stream("speed 13"))
     started = [e for e in events if isinstance(e, ToolCallStarted)]
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
