@@ -30,7 +30,7 @@ class Example:
     """One page: how it is steered, values to apply (none a default) and what its actions do."""
 
     name: str
-    kind: str  # "globals" | "form controls" | "top-level let"
+    kind: str  # "globals" | "form controls" | "top-level let" | "custom sliders"
     license: str  # a phrase its LICENSE file holds
     changes: dict[str, Any]
     clock: str  # an observable that counts frames ("" when the page has none)
@@ -130,6 +130,21 @@ EXAMPLES = (
         clock="frame",
         model={"pendulum.length1": "r1", "pendulum.length2": "r2", "pendulum.mass1": "m1", "pendulum.gravity": "g"},
     ),
+    Example(
+        "ncase_polygons",
+        "custom sliders",
+        "CC0 1.0 Universal",
+        {"segregation.min_same": 0.33, "segregation.max_same": 0.75, "board.occupied": 0.6, "board.triangles": 0.3},
+        clock="",
+        actions={"start": {"running": True}, "stop": {"running": False}, "new_board": {"steps": 0}},
+        # the sliders' values as the page's model holds them (what its drag handlers wrote)
+        model={
+            "segregation.min_same": "BIAS",
+            "segregation.max_same": "NONCONFORM",
+            "board.occupied": "1 - EMPTINESS",
+            "board.triangles": "RATIO_TRIANGLES * (1 - EMPTINESS)",
+        },
+    ),
 )
 IDS = [e.name for e in EXAMPLES]
 
@@ -168,7 +183,8 @@ def test_the_manifest_loads_and_binds_everything(example: Example) -> None:
     assert all(a.bind is not None for a in manifest.actions.values())
     assert manifest.csp is None, "every example runs under the default CSP"
     kinds = {p.bind.kind for p in manifest.parameters.values() if p.bind is not None}
-    assert kinds == {"selector" if example.kind == "form controls" else "global"}
+    expected = {"form controls": "selector", "custom sliders": "drag"}.get(example.kind, "global")
+    assert kinds == {expected}
     assert set(example.changes) == set(manifest.parameters), "the test changes every parameter"
     assert set(example.actions) == set(manifest.actions), "the test runs every action"
     for path, value in example.changes.items():

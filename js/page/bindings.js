@@ -64,7 +64,7 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
  * @typedef {object} ParamSpec
  * @property {string} path  the parameter's dotted path
  * @property {string} type  "number", "integer", "boolean", "string" or "array"
- * @property {Conversion & {global?: string, selector?: string, call?: string, drag?: string, track?: string, axis?: "x" | "y", event?: string[], after?: string}} bind
+ * @property {Conversion & {global?: string, selector?: string, call?: string, drag?: string, track?: string, axis?: "x" | "y", span?: [number, number], event?: string[], after?: string}} bind
  * @property {ReadSpec} [read]  the page's model, when it is not where a person sets the value
  * @property {number} [min]  the parameter's range (a drag binding maps it onto its track)
  * @property {number} [max]
@@ -727,8 +727,7 @@ function makeRuntime(win) {
     if (!(length > 0)) {
       throw new BindingError(param.path, `bind.track of '${bind.drag}' has no ${vertical ? "height" : "width"} on the page (is it shown?)`);
     }
-    const lo = /** @type {number} */ (param.min);
-    const hi = /** @type {number} */ (param.max);
+    const [lo, hi] = bind.span ?? [/** @type {number} */ (param.min), /** @type {number} */ (param.max)];
     const fraction = Math.min(1, Math.max(0, (Number(value) - lo) / (hi - lo)));
     const from = { x: own.left + own.width / 2, y: own.top + own.height / 2 };
     const to = vertical
@@ -795,8 +794,8 @@ function makeRuntime(win) {
    * Set values (manifest order) the way a person would, then call each distinct `after` once.
    * Every binding is checked before anything is set, so a bad one leaves the page untouched. Then
    * every parameter with a `read` is read from the page's model: one that did not take its value
-   * puts the call's values back where it can and fails naming both (`population: set 500, the page
-   * holds 150`).
+   * (after a second pass, for controls that bound each other) puts the call's values back where it
+   * can and fails naming both (`population: set 500, the page holds 150`).
    * @param {Record<string, unknown>} values  bare values by dotted path
    */
   function apply(values) {
@@ -827,21 +826,23 @@ function makeRuntime(win) {
         // nothing known to put back for this one
       }
     }
-    for (const step of steps) step();
-    for (const [path, where] of after) callGlobal(where, "bind.after", path);
     /** @type {string[]} */
-    const refused = [];
-    for (const param of checked) {
-      const held = readParam(param);
-      const wanted = values[param.path];
-      // a drag lands on a pixel: within one pixel's worth of value, the page took it
-      const near = param.bind.drag !== undefined && typeof held === "number" && typeof wanted === "number"
-        && Math.abs(held - wanted) <= dragGeometry(param, wanted).pixel;
-      if (!near && !holdsValue(held, wanted)) {
-        refused.push(`${param.path}: set ${shownValue(values[param.path])}, the page holds ${shownValue(held)}`);
-      }
+    let refused = [];
+    // Controls that bound each other (a range's two handles) may refuse a value only because of the
+    // order they were set in, as a person then sets them again: a second pass, and only one.
+    for (let pass = 0; pass < (touched.length > 1 ? 2 : 1); pass += 1) {
+      for (const step of steps) step();
+      for (const [path, where] of after) callGlobal(where, "bind.after", path);
+      refused = checked.flatMap((param) => {
+        const held = readParam(param);
+        const wanted = values[param.path];
+        // a drag lands on a pixel: within one pixel's worth of value, the page took it
+        const near = param.bind.drag !== undefined && typeof held === "number" && typeof wanted === "number"
+          && Math.abs(held - wanted) <= dragGeometry(param, wanted).pixel;
+        return near || holdsValue(held, wanted) ? [] : [`${param.path}: set ${shownValue(wanted)}, the page holds ${shownValue(held)}`];
+      });
+      if (refused.length === 0) return;
     }
-    if (refused.length === 0) return;
     restore(touched, before);
     throw new BindingError(refused[0].split(":")[0], refused.map((r) => r.slice(r.indexOf(":") + 2)).join("; "));
   }

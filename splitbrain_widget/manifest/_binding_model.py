@@ -125,6 +125,7 @@ class ParameterBinding(_Binding, _Conversion):
     drag: Selector | None = None  # a custom slider's handle, dragged along its track as a person does
     track: Selector | None = None  # the element it slides along (default: the handle's parent)
     axis: Literal["x", "y"] | None = None  # "y": a vertical slider, its value growing upwards
+    span: tuple[float, float] | None = None  # the values at the track's two ends (default: the parameter's min, max)
     event: Annotated[tuple[DomEvent, ...], BeforeValidator(events_list)] | None = None
     after: JsPath | None = None
 
@@ -133,12 +134,19 @@ class ParameterBinding(_Binding, _Conversion):
         self._only_with("event", "selector")
         self._only_with("track", "drag")
         self._only_with("axis", "drag")
+        self._only_with("span", "drag")
+        if self.span is not None and not self.span[0] < self.span[1]:
+            raise ValueError(f"@span: expected [low, high] with low < high, got {list(self.span)}")
         self._conversion_consistent()
         return self
 
     @field_serializer("event")
     def _event_list(self, event: tuple[str, ...] | None) -> list[str] | None:
         return None if event is None else list(event)
+
+    @field_serializer("span")
+    def _span_list(self, span: tuple[float, float] | None) -> list[float] | None:
+        return None if span is None else list(span)
 
 
 class ObservableRead(_Binding, _Conversion):

@@ -161,10 +161,12 @@ class Parameter(BaseModel):
         if self.bind is not None and self.bind.drag is not None:
             if self.read is None:
                 raise ValueError("@bind.drag: a dragged control needs a 'read' saying where the page holds the value")
-            if self.type not in ("number", "integer") or self.min is None or self.max is None:
+            if self.type not in ("number", "integer") or (
+                self.bind.span is None and (self.min is None or self.max is None)
+            ):
                 raise ValueError(
                     "@bind.drag: a dragged control sets a number or integer parameter with a 'min' and a 'max' "
-                    "(its track runs from one to the other)"
+                    "(its track runs from one to the other), or a 'span' naming the values at the track's ends"
                 )
         for field, conv in (("bind", self.bind), ("read", self.read)):
             if conv is None:

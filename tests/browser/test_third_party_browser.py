@@ -43,9 +43,12 @@ def result(out: str) -> dict[str, Any]:
 
 
 def page_value(frame: Any, example: Example, path: str) -> Any:
-    """A parameter's value read from the page itself: its global, or its form control."""
-    bind = example.load().manifest.parameters[path].bind
+    """A parameter's value read from the page itself: its model (its own read), its global, or its form control."""
+    param = example.load().manifest.parameters[path]
+    bind = param.bind
     assert bind is not None
+    if param.read is not None:
+        return frame.evaluate(f"() => ({param.read.global_ or param.read.expr})")
     if bind.kind == "global":
         return frame.evaluate(f"() => ({bind.global_})")
     return frame.evaluate(
