@@ -819,7 +819,8 @@ function makeRuntime(win) {
     const checked = touched.filter((p) => p.read !== undefined);
     /** @type {Map<string, unknown>} what the page held before, to put back after a value it did not take */
     const before = new Map();
-    for (const param of touched) {
+    // only a parameter with a read can refuse a call, so only then is what to put back worth reading
+    for (const param of checked.length > 0 ? touched : []) {
       try {
         before.set(param.path, readParam(param));
       } catch {
