@@ -128,3 +128,22 @@ def test_an_action_clicks_the_pages_button() -> None:
         assert (
             not off.ok and off.error is not None and "actions.off: bind.click '#off' is disabled" in off.error.message
         )
+
+
+def test_a_wait_step_runs_virtual_time_until_it_holds_or_fails_naming_itself(tmp_path: Path) -> None:
+    """The globals page grows ``particles`` every 0.1 s of its clock: "wait for 20" takes 2 s of it."""
+    actions = {
+        "grow": {"bind": [{"wait": "particles.length >= 20", "timeout": 10}, {"call": "redraw"}]},
+        "never": {"bind": [{"wait": "particles.length > 1000", "timeout": 3}, {"call": "redraw"}]},
+    }
+    with HeadlessTarget(_variant(tmp_path, "globals", {"actions": actions})) as sim:
+        first = sim.fetch_state().state
+        grown = sim.act("grow")
+        assert grown.ok, grown.error
+        assert grown.state["count"] == 20 and grown.state["t"] == pytest.approx(2.0)
+        assert first["t"] == 0 and grown.state["redraws"] == first["redraws"] + 1  # the step after the wait ran
+        never = sim.act("never")
+        assert not never.ok and never.error is not None and never.error.code == "target_error"
+        assert "actions.never: bind[0].wait: 'particles.length > 1000' did not hold within 3 s" in never.error.message
+        after = sim.fetch_state().state
+        assert after["t"] == pytest.approx(5.0) and after["redraws"] == first["redraws"] + 1  # the step after: not run

@@ -217,7 +217,7 @@ def test_an_event_list_and_the_default_are_kept() -> None:
         (
             "actions.run.bind",
             {"press": "#run"},
-            'actions.run.bind: expected {"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]} or {"set": {"<parameter>": <value>}}',
+            'actions.run.bind: expected {"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]}, {"set": {"<parameter>": <value>}} or {"wait": "<JS expression>", "timeout": <seconds>}',
         ),
         ("actions.run.bind", {"call": "run()"}, "actions.run.bind.call: expected a dotted path"),
         ("ready", {"load": False}, "ready.load: expected true; leave 'ready' out to wait for the page's load event"),
@@ -259,7 +259,7 @@ def test_in_a_bound_manifest_everything_needs_a_binding_and_all_are_reported_at_
         f"observables.count.read: {why} observable needs a 'read': "
         '{"global": "<dotted path>"}, {"expr": "<JS expression>"} or {"selector": "<CSS selector>"}',
         f"actions.stop.bind: {why} action needs a 'bind': "
-        '{"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]} or {"set": {"<parameter>": <value>}}',
+        '{"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]}, {"set": {"<parameter>": <value>}} or {"wait": "<JS expression>", "timeout": <seconds>}',
     ]
 
 
@@ -267,7 +267,7 @@ def test_a_list_of_actions_is_checked_like_an_object() -> None:
     problems = _problems(_with("actions", [{"name": "run", "bind": {"click": "#run"}}, {"name": "stop"}]))
     assert problems == [
         "actions.stop.bind: missing; the manifest is bound (data.settings.speed has 'bind'), so every action needs "
-        'a \'bind\': {"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]} or {"set": {"<parameter>": <value>}}'
+        'a \'bind\': {"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]}, {"set": {"<parameter>": <value>}} or {"wait": "<JS expression>", "timeout": <seconds>}'
     ]
 
 
@@ -512,6 +512,18 @@ def _scripts(html: str) -> list[str]:
         ),
         ("actions.run.bind", [{"set": {"nope": 1}}], "actions.run.bind.0.set.nope: unknown parameter 'nope'"),
         ("actions.run.bind", {"set": {"speed": "fast"}}, "actions.run.bind.set.speed: "),
+        (
+            "actions.run.bind",
+            {"click": "#a", "timeout": 2},
+            'actions.run.bind.timeout: applies only to a {"wait": ...} binding',
+        ),
+        (
+            "actions.run.bind",
+            [{"wait": "done", "timeout": 0}],
+            "actions.run.bind.0.timeout: expected seconds in (0, 60], got 0",
+        ),
+        ("actions.run.bind", [{"wait": "  "}], "actions.run.bind.0.wait: "),
+        ("actions.run.bind", {"wait": "done", "click": "#go"}, "actions.run.bind: give only one of 'click' or 'wait'"),
         ("actions.run.when", {"expr": "!running"}, None),
         ("setup", {"script": "x = 1", "when": "later"}, "setup.when: expected 'before' or 'ready'"),
         ("setup", 42, "setup: Input should be a valid string"),
@@ -560,3 +572,18 @@ def test_the_spec_carries_reads_conversions_steps_and_the_ready_setup() -> None:
     assert "__splitbrainBindings.setup(() => {\nwindow.EMBED = true;\n});" in tail
     assert "EMBED" not in head_html(m, "/*runtime*/")  # not before the page's scripts
     assert Manifest.from_dict(m.model_dump(mode="json", exclude_none=True)) == m  # dumps as it loads
+
+
+def test_a_wait_step_is_registered_as_an_expression_and_carries_its_timeout() -> None:
+    from splitbrain_widget.manifest._page_bindings import tail_html
+
+    raw = _with("actions.run.bind", [{"click": "#go"}, {"wait": "sim.done"}, {"wait": "sim.t > 2", "timeout": 9}])
+    m = Manifest.from_dict(raw)
+    assert binding_spec(m)["actions"][0]["steps"] == [
+        {"click": "#go"},
+        {"wait": "sim.done", "key": "action run step 1", "timeout": 5.0},
+        {"wait": "sim.t > 2", "timeout": 9.0, "key": "action run step 2"},
+    ]
+    tail = tail_html(m)
+    assert '__splitbrainBindings.expr("action run step 1", () => (sim.done' in tail
+    assert '__splitbrainBindings.expr("action run step 2", () => (sim.t > 2' in tail

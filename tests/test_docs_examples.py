@@ -150,6 +150,12 @@ def test_actions_run_their_steps_and_a_toggle_minds_its_when(tmp_path: Path, eng
         assert restarted.ok, restarted.error
         assert _page(sim, "[theta1, theta2, trail.length]") == [1.0, -1.0, 0]
         assert restarted.state["trail"] == 0 and sim.values["arms.theta1"] == 1.0  # the kernel follows the page
+        t0 = _page(sim, "performance.now()")
+        recorded = sim.act("record")  # the wait runs the virtual clock on: exactly 30 frames
+        assert recorded.ok, recorded.error
+        assert recorded.state["trail"] == 30 and recorded.state["running"] is False
+        assert _page(sim, "[trail.length, running]") == [30, False]
+        assert 29 * 1000 / 60 <= _page(sim, "performance.now()") - t0 <= 31 * 1000 / 60
 
 
 @pytest.mark.browser

@@ -42,6 +42,12 @@ export const ERRORS_KEY = "_errors";
 export const REPORT_MS = 100;
 /** How often an unmet ready condition is checked again, besides DOM changes and load (ms). */
 export const READY_POLL_MS = 50;
+
+/** How often a wait step looks at its expression on a live page (ms). */
+export const WAIT_POLL_MS = 50;
+
+/** A wait step's timeout when the manifest gives none (s): as the manifest model's WAIT_S. */
+export const WAIT_S = 5;
 /** Events a form control gets after its value is set, as a person's input fires them. */
 export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
 
@@ -77,9 +83,10 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
  */
 
 /**
- * One step of an action: click an element, call a function (with arguments), or set parameters
- * through their bindings.
- * @typedef {{click?: string, call?: string, args?: unknown[], set?: Record<string, unknown>}} StepSpec
+ * One step of an action: click an element, call a function (with arguments), set parameters
+ * through their bindings, or wait until an expression holds (`key`: where its closure is
+ * registered; `timeout` in seconds).
+ * @typedef {{click?: string, call?: string, args?: unknown[], set?: Record<string, unknown>, wait?: string, key?: string, timeout?: number}} StepSpec
  */
 
 /**
@@ -877,7 +884,7 @@ function makeRuntime(win) {
 
   /**
    * @param {string} name
-   * @returns {Record<string, unknown>}
+   * @returns {Record<string, unknown> | Promise<Record<string, unknown>>}  a promise when a step waits
    */
   function act(name) {
     const current = /** @type {BindingSpec} */ (spec);
@@ -891,8 +898,73 @@ function makeRuntime(win) {
     const many = action.steps.length > 1;
     // every step is checked before any runs: a missing button leaves the page as it was
     const runs = action.steps.map((step, i) => prepareStep(where, many ? `bind[${i}].` : "bind.", step));
-    for (const run of runs) run();
+    return runInOrder(runs, 0);
+  }
+
+  /**
+   * Run the steps from `from` on, in order; a wait step's promise holds the ones after it.
+   * Synchronous (the state) while no step waits, a promise of the state once one does.
+   * @param {(() => unknown)[]} runs
+   * @param {number} from
+   * @returns {Record<string, unknown> | Promise<Record<string, unknown>>}
+   */
+  function runInOrder(runs, from) {
+    for (let i = from; i < runs.length; i += 1) {
+      const pending = /** @type {Promise<unknown> | undefined} */ (runs[i]());
+      if (pending !== undefined) return pending.then(() => runInOrder(runs, i + 1));
+    }
     return fresh();
+  }
+
+  /**
+   * What runs a wait step: nothing more to do if its expression holds now; else a promise that
+   * settles once it holds (fulfilled) or once `timeout` seconds have passed (rejected, naming the
+   * step). On a headless page time is virtual and stands still between advances, so the clock
+   * runs it on until then (`runUntil`); on a live page the expression is polled every WAIT_POLL_MS.
+   * @param {string} where
+   * @param {string} field
+   * @param {StepSpec} step
+   * @returns {() => Promise<void> | undefined}
+   */
+  function prepareWait(where, field, step) {
+    const fn = exprs.get(/** @type {string} */ (step.key));
+    if (!fn) throw new BindingError(where, `${field}wait did not compile (its error is in the page's console)`);
+    const seconds = step.timeout ?? WAIT_S;
+    const holds = () => {
+      try {
+        return Boolean(fn());
+      } catch (err) {
+        throw new BindingError(where, `${field}wait threw: ${messageOf(err)}`);
+      }
+    };
+    const late = () => new BindingError(where, `${field}wait: '${step.wait}' did not hold within ${seconds} s`);
+    return () => {
+      if (holds()) return undefined;
+      const clock = /** @type {any} */ (win).__splitbrainClock;
+      if (clock && typeof clock.runUntil === "function") {
+        return clock.runUntil(holds, seconds * 1000).then((/** @type {boolean} */ met) => {
+          if (!met) throw late();
+        });
+      }
+      return new Promise((resolve, reject) => {
+        const ends = Date.now() + seconds * 1000;
+        const poll = win.setInterval(() => {
+          let met = false;
+          try {
+            met = holds();
+          } catch (err) {
+            win.clearInterval(poll);
+            reject(err);
+            return;
+          }
+          if (met || Date.now() >= ends) {
+            win.clearInterval(poll);
+            if (met) resolve(undefined);
+            else reject(late());
+          }
+        }, WAIT_POLL_MS);
+      });
+    };
   }
 
   /**
@@ -915,7 +987,7 @@ function makeRuntime(win) {
    * @param {string} where  `actions.<name>`
    * @param {string} field  `bind.` for an action of one step, `bind[2].` for the third of several
    * @param {StepSpec} step
-   * @returns {() => void}
+   * @returns {() => unknown}  a wait step's returns a promise while it waits
    */
   function prepareStep(where, field, step) {
     if (step.click !== undefined) {
@@ -933,6 +1005,7 @@ function makeRuntime(win) {
       check();
       return () => check().click(); // looked up again: an earlier step may have replaced it
     }
+    if (step.wait !== undefined) return prepareWait(where, field, step);
     if (step.set !== undefined) {
       const values = step.set;
       const known = /** @type {BindingSpec} */ (spec).params.map((p) => p.path);

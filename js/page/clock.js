@@ -66,6 +66,29 @@ export const WARM_UP_MS = 10_000;
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
 /**
+ * A wait the clock runs time for (`runUntil`): its condition, how it ended, and its promise's settlers.
+ * @typedef {object} Wait
+ * @property {() => boolean} holds
+ * @property {(met: boolean) => void} resolve
+ * @property {(err: unknown) => void} reject
+ * @property {boolean} [met]
+ * @property {unknown} [error]
+ */
+
+/**
+ * Whether a wait's condition holds, false if it throws (looked at once more when its time is up).
+ * @param {() => boolean} holds
+ * @returns {boolean}
+ */
+function safeHolds(holds) {
+  try {
+    return holds();
+  } catch {
+    return false;
+  }
+}
+
+/**
  * @typedef {object} Timer
  * @property {number} id
  * @property {number} due  virtual ms
@@ -196,6 +219,12 @@ export class VirtualClock {
     this.fps = Number.isFinite(fps) && fps > 0 && fps <= 1000 ? fps : FPS;
     /** where the running advance (and the ones announced to follow it) ends; -Infinity between advances */
     this.horizon = -Infinity;
+    /**
+     * Run time on until a condition holds (a bound action's wait step): set by `installClock`,
+     * whose driver runs it.
+     * @type {((holds: () => boolean, ms: number) => Promise<boolean>) | null}
+     */
+    this.runUntil = null;
   }
 
   /**
@@ -549,7 +578,7 @@ export function installClock(win, opts = {}) {
     });
   }
   channel.port1.start();
-  /** @type {{until: number, ms: number, callbacks: number, token: string, warm?: boolean} | null} */
+  /** @type {{until: number, ms: number, callbacks: number, token: string, warm?: boolean, wait?: Wait} | null} */
   let advancing = null;
   /** @type {any[]} messages from the parent that arrived during an advance, oldest first */
   const held = [];
@@ -558,7 +587,7 @@ export function installClock(win, opts = {}) {
 
   function finish() {
     if (!advancing) return;
-    const { until, ms, callbacks, token, warm } = advancing;
+    const { until, ms, callbacks, token, warm, wait } = advancing;
     const capped = callbacks >= maxCallbacks && clock.hasDue(until);
     clock.now = Math.max(clock.now, until);
     clock.horizon = -Infinity;
@@ -581,6 +610,10 @@ export function installClock(win, opts = {}) {
     // Before what waited: a handler still waiting on virtual time must not hold the next advance.
     if (token) post({ type: "advanced", token });
     if (warm) warmUp.port2.postMessage(null);
+    if (wait) {
+      if (wait.error !== undefined) wait.reject(wait.error);
+      else wait.resolve(wait.met === true || safeHolds(wait.holds));
+    }
     // Deliver what waited, in order, until one of them starts another advance.
     while (!advancing && held.length > 0) {
       const event = held.shift();
@@ -590,6 +623,26 @@ export function installClock(win, opts = {}) {
     }
   }
 
+  /**
+   * Run virtual time on until `holds()` is true, for at most `ms` (a bound action's wait step: time
+   * stands still between the host's advances, so a wait would never end otherwise). It runs as an
+   * advance does, through the driver, the parent's messages held until it ends; the condition is
+   * looked at before every callback. Fulfils with whether it held; rejects with what it threw.
+   * @param {() => boolean} holds
+   * @param {number} ms
+   * @returns {Promise<boolean>}
+   */
+  clock.runUntil = (holds, ms) =>
+    new Promise((resolve, reject) => {
+      if (advancing) {
+        reject(new Error("virtual clock: a wait cannot start during an advance"));
+        return;
+      }
+      advancing = { until: clock.now + Math.max(0, ms), ms, callbacks: 0, token: "", wait: { holds, resolve, reject } };
+      clock.horizon = advancing.until;
+      drive();
+    });
+
   /** Run the next due callback of the advance, or end it. */
   function step() {
     if (!advancing) return;
@@ -597,6 +650,19 @@ export function installClock(win, opts = {}) {
       advancing.until = clock.now; // the page got ready in the last callback: time stops there
       finish();
       return;
+    }
+    const wait = advancing.wait;
+    if (wait) {
+      try {
+        wait.met = wait.holds();
+      } catch (err) {
+        wait.error = err;
+      }
+      if (wait.met || wait.error !== undefined) {
+        advancing.until = clock.now; // a wait ends the moment its condition holds
+        finish();
+        return;
+      }
     }
     if (advancing.callbacks < maxCallbacks && clock.runNext(advancing.until)) advancing.callbacks += 1;
     else finish();

@@ -16,6 +16,7 @@ import {
   DRAG_MOVES,
   ERRORS_KEY,
   READY_POLL_MS,
+  WAIT_POLL_MS,
   REPORT_MS,
   firstNumber,
   fromPage,
@@ -889,6 +890,67 @@ describe("what real pages need: the page's model, conversions, calls, steps, set
     assert.deepEqual(cleared, [0, "all"]);
     assert.throws(() => page.registered.action("broken"), { message: "actions.broken: bind[1].click '#missing' matches no element" });
     assert.equal(theta, 1); // its first step never ran
+  });
+
+  test("a wait step holds the steps after it until its expression holds, or fails naming itself", async () => {
+    let landed = false;
+    const log = /** @type {string[]} */ ([]);
+    const page = makePage({ readyState: "complete" }); // ready at once: no ready poll beside the wait's
+    page.runtime.expr("action drop step 1", () => landed);
+    page.runtime.expr("action stuck step 0", () => false);
+    page.runtime.start(
+      spec({
+        actions: [
+          {
+            name: "drop",
+            steps: [{ call: "release" }, { wait: "landed", key: "action drop step 1", timeout: 1 }, { call: "score" }],
+          },
+          { name: "stuck", steps: [{ wait: "false", key: "action stuck step 0", timeout: 0.2 }, { call: "score" }] },
+        ],
+      }),
+      { release: { get: () => () => log.push("release") }, score: { get: () => () => log.push("score") } },
+    );
+    const done = page.registered.action("drop");
+    assert.ok(done instanceof Promise, "a waiting action answers once its wait is over");
+    assert.deepEqual(log, ["release"]);
+    page.tick(WAIT_POLL_MS);
+    assert.deepEqual(log, ["release"], "still waiting");
+    landed = true;
+    page.tick(WAIT_POLL_MS);
+    await done;
+    assert.deepEqual(log, ["release", "score"]);
+    assert.ok(page.intervals.filter((i) => i.ms === WAIT_POLL_MS).every((i) => i.cleared), "the poll stops");
+    // without a wait, an action answers at once, as before
+    const stuck = page.registered.action("stuck");
+    const realNow = Date.now;
+    Date.now = () => realNow() + 1_000; // past its 0.2 s
+    try {
+      page.tick(WAIT_POLL_MS);
+    } finally {
+      Date.now = realNow;
+    }
+    await assert.rejects(stuck, { message: "actions.stuck: bind[0].wait: 'false' did not hold within 0.2 s" });
+    assert.deepEqual(log, ["release", "score"], "the step after a failed wait never runs");
+  });
+
+  test("a wait step on a headless page runs the virtual clock on instead of polling", async () => {
+    let frames = 0;
+    const page = makePage({ readyState: "complete" }); // ready at once: no ready poll beside the wait's
+    /** @type {number[]} */
+    const asked = [];
+    page.win.__splitbrainClock = {
+      runUntil: (/** @type {() => boolean} */ holds, /** @type {number} */ ms) => {
+        asked.push(ms);
+        while (!holds()) frames += 1;
+        return Promise.resolve(true);
+      },
+    };
+    page.runtime.expr("action go step 0", () => frames >= 30);
+    page.runtime.start(spec({ actions: [{ name: "go", steps: [{ wait: "frames >= 30", key: "action go step 0", timeout: 2 }] }] }), {});
+    await page.registered.action("go");
+    assert.deepEqual(asked, [2000]);
+    assert.equal(frames, 30);
+    assert.equal(page.intervals.filter((i) => i.ms === WAIT_POLL_MS).length, 0, "no poll");
   });
 
   test("a setup that waits for ready runs after the page's scripts, before the page says it is ready", () => {

@@ -650,6 +650,45 @@ describe("installClock on a window", () => {
     assert.equal(win.performance.now(), at);
   });
 
+  test("runUntil runs time on until the condition holds, holding the parent's messages meanwhile", async () => {
+    const { win, deliver } = makeWindow();
+    const clock = installClock(win);
+    let height = 10;
+    const fall = () => {
+      height -= 1;
+      if (height > 0) win.setTimeout(fall, 100);
+    };
+    win.setTimeout(fall, 100);
+    const seen = [];
+    win.addEventListener("message", (event) => seen.push([event.data.type, win.performance.now()]));
+    const landed = clock.runUntil(() => height <= 0, 5_000);
+    deliver({ source: PARENT_SOURCE, nonce: NONCE, type: "state", id: "s" }); // held until the wait ends
+    assert.deepEqual(seen, []);
+    assert.equal(await landed, true);
+    assert.equal(win.performance.now(), 1_000, "time stops the moment the condition holds");
+    await until(() => seen.length === 1);
+    assert.deepEqual(seen, [["state", 1_000]]);
+    // one that never holds ends at its time, false; and a throwing condition rejects
+    assert.equal(await clock.runUntil(() => false, 250), false);
+    assert.equal(win.performance.now(), 1_250);
+    await assert.rejects(
+      clock.runUntil(() => {
+        throw new Error("no such ball");
+      }, 250),
+      { message: "no such ball" },
+    );
+  });
+
+  test("a halt ends a runUntil at once, unmet", async () => {
+    const { win, deliver } = makeWindow();
+    const clock = installClock(win);
+    win.setInterval(() => {}, 1);
+    const waiting = clock.runUntil(() => false, 1_000_000);
+    deliver({ source: PARENT_SOURCE, type: "halt" });
+    assert.equal(await waiting, false);
+    assert.ok(win.performance.now() < 1_000_000);
+  });
+
   test("ignores advances from another window or with another nonce", async () => {
     const { win, deliver } = makeWindow();
     installClock(win);

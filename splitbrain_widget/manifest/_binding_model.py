@@ -177,27 +177,41 @@ class ObservableRead(_Binding, _Conversion):
 
 MAX_STEPS = 20  # steps of one action
 MAX_ARGS = 8  # arguments of one call
+WAIT_S = 5.0  # a wait step's default timeout
+MAX_WAIT_S = 60.0  # and its longest
+
+
+def _wait_timeout(value: float) -> float:
+    if not 0 < value <= MAX_WAIT_S:
+        raise ValueError(f"expected seconds in (0, {MAX_WAIT_S:g}], got {value}")
+    return value
 
 
 class ActionBinding(_Binding):
     """One step of what an action does on a bound page: ``{"click": "<CSS selector>"}``,
-    ``{"call": "<function path>", "args": [...]}`` or ``{"set": {"<parameter>": value, ...}}`` (set
-    through the parameters' own bindings; the manifest checks the names and values)."""
+    ``{"call": "<function path>", "args": [...]}``, ``{"set": {"<parameter>": value, ...}}`` (set
+    through the parameters' own bindings; the manifest checks the names and values) or ``{"wait":
+    "<JS expression>", "timeout": 5}``: the next step runs once the expression holds, and the action
+    fails if it does not within ``timeout`` seconds (on a headless page: of the page's virtual time,
+    which runs meanwhile)."""
 
-    KINDS = ("click", "call", "set")
+    KINDS = ("click", "call", "set", "wait")
     SHAPES = (
-        '{"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]} '
-        'or {"set": {"<parameter>": <value>}}'
+        '{"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]}, '
+        '{"set": {"<parameter>": <value>}} or {"wait": "<JS expression>", "timeout": <seconds>}'
     )
 
     click: Selector | None = None
     call: JsPath | None = None
     args: Annotated[tuple[Any, ...], Field(max_length=MAX_ARGS)] | None = None
     set: Annotated[dict[str, Any], Field(min_length=1)] | None = None
+    wait: Source | None = None
+    timeout: Annotated[float, Field(strict=False), AfterValidator(_wait_timeout)] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> ActionBinding:
         self._only_with("args", "call")
+        self._only_with("timeout", "wait")
         if self.args is not None:
             for i, arg in enumerate(self.args):
                 try:

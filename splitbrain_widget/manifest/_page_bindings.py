@@ -23,6 +23,7 @@ import json
 import re
 from typing import Any
 
+from ._binding_model import WAIT_S
 from ._model import Manifest
 
 RUNTIME = "__splitbrainBindings"  # the runtime's global (js/page/bindings.js), the generated scripts' only callee
@@ -75,11 +76,22 @@ def tail_html(manifest: Manifest) -> str:
 def _expressions(manifest: Manifest) -> list[tuple[str, str]]:
     """Every JS expression the manifest gives, with the key the runtime finds it by: an observable's
     ``read.expr`` (its name), a parameter's ``read.expr`` (``param <path>``), an action's ``when``
-    (``action <name>``)."""
+    (``action <name>``), a wait step's condition (``action <name> step <i>``)."""
     found = [(name, o.read.expr) for name, o in manifest.observables.items() if o.read and o.read.expr]
     found += [(f"param {path}", p.read.expr) for path, p in manifest.parameters.items() if p.read and p.read.expr]
     found += [(f"action {name}", a.when.expr) for name, a in manifest.actions.items() if a.when and a.when.expr]
+    found += [
+        (wait_key(name, i), step.wait)
+        for name, a in manifest.actions.items()
+        for i, step in enumerate(a.steps)
+        if step.wait is not None
+    ]
     return found
+
+
+def wait_key(action: str, step: int) -> str:
+    """The key a wait step's condition is registered under in the page."""
+    return f"action {action} step {step}"
 
 
 def binding_spec(manifest: Manifest) -> dict[str, Any]:
@@ -99,11 +111,13 @@ def binding_spec(manifest: Manifest) -> dict[str, Any]:
     for name, a in manifest.actions.items():
         if a.bind is None:
             continue
-        steps = []
+        steps: list[dict[str, Any]] = []
         for step in a.steps:
             dumped = step.model_dump(mode="json")
             if step.set is not None:
                 dumped["set"] = manifest.coerce_many(step.set)
+            if step.wait is not None:
+                dumped |= {"key": wait_key(name, len(steps)), "timeout": step.timeout or WAIT_S}
             steps.append(dumped)
         actions.append({"name": name, "steps": steps} | ({"when": True} if a.when is not None else {}))
     return {

@@ -18,6 +18,8 @@ import pytest
 
 from .harness import ROOT, NotebookPage, record_timing, wait_for
 
+LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
+
 pytestmark = pytest.mark.browser
 
 PREAMBLE = (
@@ -247,6 +249,7 @@ def test_forged_sibling_and_top_messages_are_ignored(open_notebook: Any, targets
 # -- f. a target that never calls ready() ---------------------------------------------------------------
 
 
+@LAB_ONLY  # the ready timeout is the view's own (js/host), the same in Notebook 7; it waits 15 s
 def test_never_ready_target_gives_a_clear_error(open_notebook: Any, targets_dir: Path) -> None:
     d = repr(str(targets_dir))
     nb = open_notebook(
