@@ -173,13 +173,13 @@ def test_an_event_list_and_the_default_are_kept() -> None:
             "data.settings.speed.bind",
             "sim.speed",
             'data.settings.speed.bind: expected {"global": "<dotted path>"}, {"selector": "<CSS selector>"}, '
-            '{"call": "<dotted path of a function>"} or {"drag": "<CSS selector of a handle>"}, optionally with "after", got a string ("sim.speed")',
+            '{"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}} or {"drag": "<CSS selector of a handle>"}, optionally with "after", got a string ("sim.speed")',
         ),
         (
             "data.settings.speed.bind",
             {"glob": "x"},
             'data.settings.speed.bind: expected {"global": "<dotted path>"}, {"selector": "<CSS selector>"}, '
-            '{"call": "<dotted path of a function>"} or {"drag": "<CSS selector of a handle>"}, optionally with "after", got {"glob": "x"}',
+            '{"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}} or {"drag": "<CSS selector of a handle>"}, optionally with "after", got {"glob": "x"}',
         ),
         (
             "data.settings.speed.bind",
@@ -194,13 +194,13 @@ def test_an_event_list_and_the_default_are_kept() -> None:
         ),
         (
             "data.settings.trail.bind.event",
-            ["input", "click"],
-            "data.settings.trail.bind.event.1: expected 'input' or 'change'",
+            ["input", "mouseup"],
+            "data.settings.trail.bind.event.1: expected 'input', 'change' or 'click'",
         ),
         (
             "data.settings.trail.bind.event",
             [],
-            "data.settings.trail.bind.event: expected 'input', 'change' or a list of them, got an empty list",
+            "data.settings.trail.bind.event: expected 'input', 'change', 'click' or a list of them, got an empty list",
         ),
         ("data.settings.trail.bind.selector", "  ", "data.settings.trail.bind.selector: expected a non-empty string"),
         ("observables.count.read", {"expr": ""}, "observables.count.read.expr: expected a non-empty string"),
@@ -255,7 +255,7 @@ def test_in_a_bound_manifest_everything_needs_a_binding_and_all_are_reported_at_
     assert problems == [
         'data.settings.speed.type: expected one of number, integer, boolean, string, array, got "num"',
         f"data.settings.trail.bind: {why} parameter needs a 'bind': "
-        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"} or {"drag": "<CSS selector of a handle>"}, optionally with "after"',
+        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}} or {"drag": "<CSS selector of a handle>"}, optionally with "after"',
         f"observables.count.read: {why} observable needs a 'read': "
         '{"global": "<dotted path>"}, {"expr": "<JS expression>"} or {"selector": "<CSS selector>"}',
         f"actions.stop.bind: {why} action needs a 'bind': "
@@ -275,7 +275,7 @@ def test_the_missing_binding_says_what_made_the_manifest_bound() -> None:
     raw = _with("setup", "window.X = 1", PLAIN)
     assert _problems(raw) == [
         "data.settings.speed.bind: missing; the manifest is bound (it has 'setup'), so every parameter needs a "
-        '\'bind\': {"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"} or {"drag": "<CSS selector of a handle>"}, optionally with "after"'
+        '\'bind\': {"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}} or {"drag": "<CSS selector of a handle>"}, optionally with "after"'
     ]
 
 
@@ -524,6 +524,31 @@ def _scripts(html: str) -> list[str]:
         ),
         ("actions.run.bind", [{"wait": "  "}], "actions.run.bind.0.wait: "),
         ("actions.run.bind", {"wait": "done", "click": "#go"}, "actions.run.bind: give only one of 'click' or 'wait'"),
+        (
+            "data.settings.speed.bind",
+            {"calls": {"true": "loop", "false": "noLoop"}},
+            "data.settings.speed.bind.calls: a parameter set through calls needs a 'read'",
+        ),
+        (
+            "data.settings.speed",
+            {"type": "number", "value": 1, "bind": {"calls": {"1": "a"}}, "read": {"global": "m.s"}},
+            "data.settings.speed.bind.calls: a function per value applies to a boolean or an enum parameter",
+        ),
+        (
+            "data.settings.speed",
+            {"type": "boolean", "value": True, "bind": {"calls": {"true": "loop"}}, "read": {"global": "m.s"}},
+            "data.settings.speed.bind.calls: no page function for false (each value needs one)",
+        ),
+        (
+            "data.settings.speed",
+            {
+                "type": "boolean",
+                "value": True,
+                "bind": {"calls": {"true": "loop", "false": "no loop"}},
+                "read": {"global": "m.s"},
+            },
+            "data.settings.speed.bind.calls.false: expected a dotted path",
+        ),
         ("actions.run.when", {"expr": "!running"}, None),
         ("setup", {"script": "x = 1", "when": "later"}, "setup.when: expected 'before' or 'ready'"),
         ("setup", 42, "setup: Input should be a valid string"),

@@ -138,6 +138,9 @@ def test_a_setting_that_is_a_call_is_set_and_read_through_functions(tmp_path: Pa
         clamped = sim.set_parameter("speed", 100)
         assert not clamped.ok and "sketch.speed: set 100, the page holds 60" in clamped.error.message
         assert sim.values["sketch.speed"] == 24
+        paused = sim.set_parameter("running", False)
+        assert paused.ok and paused.state["sketch.running"] is False and _page(sim, "looping") is False
+        assert sim.set_parameter("running", True).ok and _page(sim, "looping") is True
 
 
 @pytest.mark.browser

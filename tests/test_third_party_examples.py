@@ -30,7 +30,9 @@ class Example:
     """One page: how it is steered, values to apply (none a default) and what its actions do."""
 
     name: str
-    kind: str  # "globals" | "form controls" | "top-level let" | "custom sliders"
+    kind: (
+        str  # "globals" | "form controls" | "top-level let" | "custom sliders" | "calls" | "form controls and globals"
+    )
     license: str  # a phrase its LICENSE file holds
     changes: dict[str, Any]
     clock: str  # an observable that counts frames ("" when the page has none)
@@ -40,6 +42,7 @@ class Example:
     # through the bindings); where the model is in a closure, what the page itself shows of it
     model: dict[str, str] = field(default_factory=dict)
     settle: float = 0.0  # simulated seconds before the model has taken a change (the page's next frame)
+    late: tuple[str, ...] = ()  # observables the page shows only after a while (null until then)
 
     @property
     def page(self) -> Path:
@@ -145,6 +148,41 @@ EXAMPLES = (
             "board.triangles": "RATIO_TRIANGLES * (1 - EMPTINESS)",
         },
     ),
+    Example(
+        "fire",
+        "form controls and globals",
+        "MIT License",
+        {
+            "fire.floor": True,
+            "fire.ring": False,
+            "fire.swirls": True,
+            "fire.swirl_probability": 20,
+            "solver.iterations": 20,
+            "solver.gravity": -2.0,
+            "solver.paused": True,
+        },
+        clock="frame",  # the page's own counter, which counts paused frames too
+        actions={"step": {"solver.paused": True}, "restart": {"hottest": 0, "swirl_count": 0}},
+        model={
+            "fire.floor": "scene.burningFloor",
+            "fire.ring": "scene.burningObstacle",
+            "fire.swirls": "scene.showSwirls",
+            "fire.swirl_probability": "Number(scene.swirlProbability)",  # the page stores the slider's text
+            "solver.iterations": "scene.numIters",
+            "solver.paused": "scene.paused",
+        },
+    ),
+    Example(
+        "snakes_ladders",
+        "calls",
+        "MIT License",
+        {"sketch.speed": 12, "sketch.running": False},
+        clock="",  # paused by its own change; tests/test_third_party_examples.py::test_snakes_ladders_* run its clock
+        actions={"step": {}, "finish_game": {}},
+        late=("average_rolls",),  # the sketch's <p> is empty until a first game ends
+        # p5's own instance, not the globals the bindings read
+        model={"sketch.speed": "p5.instance._targetFrameRate", "sketch.running": "p5.instance._loop"},
+    ),
 )
 IDS = [e.name for e in EXAMPLES]
 
@@ -183,8 +221,13 @@ def test_the_manifest_loads_and_binds_everything(example: Example) -> None:
     assert all(a.bind is not None for a in manifest.actions.values())
     assert manifest.csp is None, "every example runs under the default CSP"
     kinds = {p.bind.kind for p in manifest.parameters.values() if p.bind is not None}
-    expected = {"form controls": "selector", "custom sliders": "drag"}.get(example.kind, "global")
-    assert kinds == {expected}
+    expected = {
+        "form controls": {"selector"},
+        "custom sliders": {"drag"},
+        "calls": {"call", "calls"},
+        "form controls and globals": {"selector", "global"},
+    }
+    assert kinds == expected.get(example.kind, {"global"})
     assert set(example.changes) == set(manifest.parameters), "the test changes every parameter"
     assert set(example.actions) == set(manifest.actions), "the test runs every action"
     for path, value in example.changes.items():
@@ -267,7 +310,7 @@ def test_headless_apply_read_back_and_advance(example: Example) -> None:
             before = applied[example.clock]
             after = sim.advance(2.0)
             assert after[example.clock] > before, (before, after)
-            assert all(after.get(name) is not None for name in manifest.observables), after
+            assert all(after.get(name) is not None for name in manifest.observables if name not in example.late), after
 
 
 @pytest.mark.browser
@@ -293,3 +336,62 @@ def test_after_every_set_the_state_is_what_the_page_s_own_model_holds(example: E
             for path, expression in example.model.items():
                 held = sim.host.page._frame_evaluate(expression)
                 assert same(state[path], held), (values, path, state[path], held)
+
+
+@pytest.mark.browser
+def test_snakes_ladders_speed_is_frame_rate_pausing_is_no_loop_and_a_game_can_be_waited_for() -> None:
+    """The sketch's speed is p5's frameRate(n) and running is loop() / noLoop(), set through calls;
+    ``finish_game`` is a wait step: it runs the sketch's clock on until the game being played ends."""
+    require_browser()
+    from splitbrain_widget.headless import HeadlessTarget
+
+    page = THIRD_PARTY / "snakes_ladders" / "snakes_ladders.html"
+    with HeadlessTarget(page, timeout=30) as sim:
+        ev = sim.host.page._frame_evaluate
+        assert sim.set_parameter("speed", 10).ok
+        frame = sim.fetch_state().state["frame"]
+        assert sim.advance(2.0)["frame"] == frame + 20  # 10 frames a second, of the page's own clock
+        paused = sim.set_parameter("running", False)
+        assert paused.ok and paused.state["sketch.running"] is False and ev("p5.instance._loop") is False
+        frame = sim.fetch_state().state["frame"]
+        assert sim.advance(2.0)["frame"] <= frame + 1  # paused (p5 may finish the frame it was in)
+        frame = sim.fetch_state().state["frame"]
+        assert sim.act("step").state["frame"] == frame + 1  # redraw(): one frame
+        assert sim.act("finish_game").state["frame"] == frame + 1  # its `when`: nothing while paused
+        assert sim.set_parameter("running", True).ok
+        games = sim.fetch_state().state["games"]
+        finished = sim.act("finish_game")
+        assert finished.ok, finished.error
+        state = finished.state
+        assert state["games"] == games + 1 and state["rolls"] == 0 and state["spot"] == -1
+        rolls = ev("rolls.slice(0, index)")  # what the page's own list holds
+        assert state["average_rolls"] == pytest.approx(sum(rolls) / len(rolls))
+
+
+@pytest.mark.browser
+def test_fire_checkboxes_take_a_click_and_without_it_the_model_s_refusal_is_told(tmp_path: Path) -> None:
+    """The fire page's checkboxes change its model in their onclick handlers. Set with a click event,
+    the model follows; set with the default input/change events, the box shows the value and the model
+    does not: the parameter's ``read`` says so (``target_error`` naming both), not ``ok``."""
+    require_browser()
+    import json
+    import shutil
+
+    from splitbrain_widget.headless import HeadlessTarget
+
+    folder = THIRD_PARTY / "fire"
+    with HeadlessTarget(folder / "fire.html", timeout=30) as sim:
+        taken = sim.set_parameter("floor", True)
+        assert taken.ok and taken.state["fire.floor"] is True, taken.error
+        assert sim.host.page._frame_evaluate("[scene.burningFloor, burningFloor.checked]") == [True, True]
+    shutil.copy(folder / "fire.html", tmp_path / "fire_noclick.html")
+    manifest = json.loads((folder / "fire.json").read_text(encoding="utf-8"))
+    del manifest["data"]["fire"]["floor"]["bind"]["event"]
+    manifest["id"] = "fire_noclick"
+    (tmp_path / "fire_noclick.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with HeadlessTarget(tmp_path / "fire_noclick.html", timeout=30) as sim:
+        refused = sim.set_parameter("floor", True)
+        assert not refused.ok and refused.error is not None and refused.error.code == "target_error"
+        assert "fire.floor: set true, the page holds false" in refused.error.message
+        assert sim.values["fire.floor"] is False
+        assert sim.host.page._frame_evaluate("[scene.burningFloor, burningFloor.checked]") == [False, False]  # put back

@@ -70,7 +70,7 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
  * @typedef {object} ParamSpec
  * @property {string} path  the parameter's dotted path
  * @property {string} type  "number", "integer", "boolean", "string" or "array"
- * @property {Conversion & {global?: string, selector?: string, call?: string, drag?: string, track?: string, axis?: "x" | "y", span?: [number, number], event?: string[], after?: string}} bind
+ * @property {Conversion & {global?: string, selector?: string, call?: string, calls?: Record<string, string>, drag?: string, track?: string, axis?: "x" | "y", span?: [number, number], event?: string[], after?: string}} bind
  * @property {ReadSpec} [read]  the page's model, when it is not where a person sets the value
  * @property {number} [min]  the parameter's range (a drag binding maps it onto its track)
  * @property {number} [max]
@@ -792,6 +792,15 @@ function makeRuntime(win) {
       const { fn, owner } = functionAt(param.path, "bind.call", param.bind.call);
       return () => {
         fn.call(owner, paged);
+      };
+    }
+    if (param.bind.calls !== undefined) {
+      // a function per value (`loop` / `noLoop`), keyed by the value as text, as the manifest checked
+      const path = param.bind.calls[String(value)];
+      if (path === undefined) throw new BindingError(param.path, `bind.calls names no function for ${shownValue(value)}`);
+      const { fn, owner } = functionAt(param.path, `bind.calls.${String(value)}`, path);
+      return () => {
+        fn.call(owner);
       };
     }
     return prepareControl(param, paged);

@@ -860,6 +860,29 @@ describe("what real pages need: the page's model, conversions, calls, steps, set
     throwsNaming(() => page.registered.apply({ "sketch.speed": 100 }), "sketch.speed: set 100, the page holds 60");
   });
 
+  test("a calls binding calls the value's own function (loop / noLoop); its read says which holds", () => {
+    let looping = true;
+    const page = makePage();
+    page.runtime.expr("param sketch.running", () => looping);
+    page.runtime.start(
+      spec({
+        params: [
+          {
+            path: "sketch.running",
+            type: "boolean",
+            bind: { calls: { true: "loop", false: "noLoop" } },
+            read: { expr: "isLooping()" },
+          },
+        ],
+      }),
+      { loop: { get: () => () => (looping = true) }, noLoop: { get: () => () => (looping = false) } },
+    );
+    assert.deepEqual(page.registered.apply({ "sketch.running": false }), { "sketch.running": false });
+    assert.equal(looping, false);
+    assert.deepEqual(page.registered.apply({ "sketch.running": true }), { "sketch.running": true });
+    assert.equal(looping, true);
+  });
+
   test("an action's steps are all checked before the first runs; `when` keeps a toggle from flipping", () => {
     let running = false;
     let cleared = /** @type {unknown[]} */ ([]);

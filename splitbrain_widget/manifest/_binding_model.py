@@ -36,7 +36,7 @@ Selector = Annotated[str, Field(strict=True), AfterValidator(non_blank)]
 Source = Annotated[str, Field(strict=True), AfterValidator(non_blank)]
 
 
-DomEvent = Literal["input", "change"]
+DomEvent = Literal["input", "change", "click"]  # "click": a checkbox whose page listens to onclick
 
 
 class _Binding(BaseModel):
@@ -106,22 +106,27 @@ class _Conversion(BaseModel):
 class ParameterBinding(_Binding, _Conversion):
     """Where a bound page keeps a parameter: ``{"global": "sim.speed"}``, ``{"selector": "#speed"}``
     or ``{"call": "frameRate"}`` (a function the page is set through, called with the value; the
-    parameter then needs a ``read``).
+    parameter then needs a ``read``), or ``{"calls": {"true": "loop", "false": "noLoop"}}`` (a function
+    per value of a boolean or enum, called with nothing; it too needs a ``read``).
 
     ``event`` (selector only): the events fired after the value is set, as a person's input fires
-    them (default ``input`` then ``change``). ``after``: a global function called once the value is
-    set. ``scale`` / ``offset`` / ``values``: how the page stores the value (see :class:`_Conversion`).
+    them (default ``input`` then ``change``; ``click`` for a checkbox whose page listens to its
+    clicks: a plain event, which runs the page's handlers and does not toggle the box again).
+    ``after``: a global function called once the value is set. ``scale`` / ``offset`` / ``values``:
+    how the page stores the value (see :class:`_Conversion`).
     """
 
-    KINDS = ("global", "selector", "call", "drag")
+    KINDS = ("global", "selector", "call", "calls", "drag")
     SHAPES = (
-        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"} '
-        'or {"drag": "<CSS selector of a handle>"}, optionally with "after"'
+        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"}, '
+        '{"calls": {"<value>": "<function>", ...}} or {"drag": "<CSS selector of a handle>"}, optionally with "after"'
     )
 
     global_: JsPath | None = Field(default=None, alias="global")
     selector: Selector | None = None
     call: JsPath | None = None
+    # a function per value, called with no argument: {"true": "loop", "false": "noLoop"}
+    calls: Annotated[dict[str, JsPath], Field(min_length=1)] | None = None
     drag: Selector | None = None  # a custom slider's handle, dragged along its track as a person does
     track: Selector | None = None  # the element it slides along (default: the handle's parent)
     axis: Literal["x", "y"] | None = None  # "y": a vertical slider, its value growing upwards
@@ -135,6 +140,10 @@ class ParameterBinding(_Binding, _Conversion):
         self._only_with("track", "drag")
         self._only_with("axis", "drag")
         self._only_with("span", "drag")
+        if self.calls is not None and (self.values is not None or self.scale is not None or self.offset is not None):
+            raise ValueError(
+                "@calls: a function per value converts the value itself; give no 'values', 'scale' or 'offset'"
+            )
         if self.span is not None and not self.span[0] < self.span[1]:
             raise ValueError(f"@span: expected [low, high] with low < high, got {list(self.span)}")
         self._conversion_consistent()

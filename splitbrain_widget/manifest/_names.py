@@ -104,5 +104,5 @@ def true_only(value: bool) -> bool:
 
 def events_list(value: Any) -> Any:
     if isinstance(value, list | tuple) and not value:
-        raise ValueError("expected 'input', 'change' or a list of them, got an empty list")
+        raise ValueError("expected 'input', 'change', 'click' or a list of them, got an empty list")
     return (value,) if isinstance(value, str) else value

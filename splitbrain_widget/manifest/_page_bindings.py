@@ -146,6 +146,8 @@ def _roots(manifest: Manifest) -> dict[str, bool]:
             add(p.bind.global_, written=True)
             add(p.bind.after)
             add(p.bind.call)
+            for function in (p.bind.calls or {}).values():
+                add(function)
         if p.read is not None:
             add(p.read.global_)
     for o in manifest.observables.values():

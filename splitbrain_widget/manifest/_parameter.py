@@ -158,6 +158,14 @@ class Parameter(BaseModel):
             raise ValueError(
                 "@bind.call: a parameter set through a call needs a 'read' saying where the page holds the value"
             )
+        if self.bind is not None and self.bind.calls is not None:
+            if self.read is None:
+                raise ValueError(
+                    "@bind.calls: a parameter set through calls needs a 'read' saying where the page holds the value"
+                )
+            if self.type not in ("boolean",) and not self.enum:
+                raise ValueError("@bind.calls: a function per value applies to a boolean or an enum parameter")
+            self._check_values("bind", self.bind.calls, key="calls")
         if self.bind is not None and self.bind.drag is not None:
             if self.read is None:
                 raise ValueError("@bind.drag: a dragged control needs a 'read' saying where the page holds the value")
@@ -176,27 +184,30 @@ class Parameter(BaseModel):
             if conv.values is not None:
                 self._check_values(field, conv.values)
 
-    def _check_values(self, field: str, values: dict[str, Any]) -> None:
-        """Every key of a ``values`` map is a value of this parameter (as text); a boolean or enum maps them all."""
+    def _check_values(self, field: str, values: dict[str, Any], key: str = "values") -> None:
+        """Every key of a ``values`` (or ``calls``) map is a value of this parameter (as text); a boolean
+        or enum maps them all."""
+        where = f"{field}.{key}"
         if self.type == "array":
-            raise ValueError(f"@{field}.values: 'values' does not apply to array parameters")
-        for key in values:
-            raw: Any = key
+            raise ValueError(f"@{where}: '{key}' does not apply to array parameters")
+        for value in values:
+            raw: Any = value
             if self.type == "boolean":
-                raw = {"true": True, "false": False}.get(key, key)
+                raw = {"true": True, "false": False}.get(value, value)
             elif self.type in ("number", "integer"):
                 try:
-                    raw = float(key)
+                    raw = float(value)
                 except ValueError:
-                    raise ValueError(f"@{field}.values.{key}: expected a number as the key, got {key!r}") from None
+                    raise ValueError(f"@{where}.{value}: expected a number as the key, got {value!r}") from None
             try:
                 coerce_value(self, raw, "values key")
             except ParameterError as exc:
-                raise ValueError(f"@{field}.values.{key}: {detail(exc)}") from None
+                raise ValueError(f"@{where}.{value}: {detail(exc)}") from None
         every = ["true", "false"] if self.type == "boolean" else [_key(e) for e in self.enum or []]
         missing = [k for k in every if k not in values]
         if missing:
-            raise ValueError(f"@{field}.values: no page value for {', '.join(missing)} (each value needs one)")
+            what = "value" if key == "values" else "function"
+            raise ValueError(f"@{where}: no page {what} for {', '.join(missing)} (each value needs one)")
 
     @property
     def name(self) -> str:
