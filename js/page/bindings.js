@@ -127,6 +127,7 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
  * @property {Document} document
  * @property {TargetApi} [SplitBrain]
  * @property {(fn: () => void, ms: number) => unknown} setInterval
+ * @property {(fn: FrameRequestCallback) => number} [requestAnimationFrame]
  * @property {(id: unknown) => void} clearInterval
  * @property {(type: string, fn: () => void) => void} addEventListener
  * @property {typeof MutationObserver} [MutationObserver]
@@ -929,7 +930,8 @@ function makeRuntime(win) {
    * What runs a wait step: nothing more to do if its expression holds now; else a promise that
    * settles once it holds (fulfilled) or once `timeout` seconds have passed (rejected, naming the
    * step). On a headless page time is virtual and stands still between advances, so the clock
-   * runs it on until then (`runUntil`); on a live page the expression is polled every WAIT_POLL_MS.
+   * runs it on until then (`runUntil`); on a live page the expression is looked at every animation
+   * frame and every WAIT_POLL_MS.
    * @param {string} where
    * @param {string} field
    * @param {StepSpec} step
@@ -955,23 +957,36 @@ function makeRuntime(win) {
           if (!met) throw late();
         });
       }
+      // Looked at every animation frame (a condition true for one frame only, between two of the
+      // page's draws, is seen) and every WAIT_POLL_MS (a page in the background gets no frames).
       return new Promise((resolve, reject) => {
         const ends = Date.now() + seconds * 1000;
-        const poll = win.setInterval(() => {
+        let done = false;
+        /** @type {unknown} */
+        let poll = null;
+        const look = () => {
+          if (done) return;
           let met = false;
           try {
             met = holds();
           } catch (err) {
+            done = true;
             win.clearInterval(poll);
             reject(err);
             return;
           }
           if (met || Date.now() >= ends) {
+            done = true;
             win.clearInterval(poll);
             if (met) resolve(undefined);
             else reject(late());
+          } else if (typeof win.requestAnimationFrame === "function") {
+            win.requestAnimationFrame(onFrame);
           }
-        }, WAIT_POLL_MS);
+        };
+        const onFrame = () => look();
+        poll = win.setInterval(look, WAIT_POLL_MS);
+        if (typeof win.requestAnimationFrame === "function") win.requestAnimationFrame(onFrame);
       });
     };
   }

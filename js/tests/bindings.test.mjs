@@ -956,6 +956,25 @@ describe("what real pages need: the page's model, conversions, calls, steps, set
     assert.deepEqual(log, ["release", "score"], "the step after a failed wait never runs");
   });
 
+  test("on a live page a wait looks at every animation frame: a condition true for one frame is seen", async () => {
+    let frame = 0;
+    const page = makePage({ readyState: "complete" });
+    /** @type {FrameRequestCallback[]} */
+    let queued = [];
+    page.win.requestAnimationFrame = (/** @type {FrameRequestCallback} */ fn) => queued.push(fn);
+    const runFrame = () => {
+      frame += 1; // the page's own draw, then the callbacks requested for this frame
+      const now = queued;
+      queued = [];
+      for (const fn of now) fn(frame);
+    };
+    page.runtime.expr("action between step 0", () => frame === 3); // true for frame 3 only
+    page.runtime.start(spec({ actions: [{ name: "between", steps: [{ wait: "frame === 3", key: "action between step 0" }] }] }), {});
+    const done = page.registered.action("between");
+    for (let i = 0; i < 5; i += 1) runFrame();
+    await done; // no interval tick ran: frames alone saw it
+  });
+
   test("a wait step on a headless page runs the virtual clock on instead of polling", async () => {
     let frames = 0;
     const page = makePage({ readyState: "complete" }); // ready at once: no ready poll beside the wait's

@@ -48,7 +48,8 @@ def page_value(frame: Any, example: Example, path: str) -> Any:
     bind = param.bind
     assert bind is not None
     if param.read is not None:
-        return frame.evaluate(f"() => ({param.read.global_ or param.read.expr})")
+        held = frame.evaluate(f"() => ({param.read.global_ or param.read.expr})")
+        return float(held) if param.read.number and isinstance(held, str) else held  # fire stores the slider's text
     if bind.kind == "global":
         return frame.evaluate(f"() => ({bind.global_})")
     return frame.evaluate(
