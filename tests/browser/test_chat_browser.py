@@ -11,6 +11,8 @@ from .test_bridge_browser import PREAMBLE, run_preamble
 
 pytestmark = pytest.mark.browser
 
+LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
+
 SCREENSHOTS = ROOT / "docs" / "img"
 CHAT_CELL = "sim = sb.TargetWidget('bouncer', chat=True)\nsim"
 
@@ -80,6 +82,7 @@ def test_typing_a_request_changes_the_target_and_shows_chips(open_notebook: Any,
     nb.expect_output(2, "12.0 red")
 
 
+@LAB_ONLY  # the panel's own code, the same in Notebook 7 (typing, reload and the new cell are tested there)
 def test_stop_cancels_a_slow_model(open_notebook: Any) -> None:
     slow = (
         "import asyncio\n"
@@ -108,6 +111,7 @@ def test_stop_cancels_a_slow_model(open_notebook: Any) -> None:
     nb.expect_output(2, "Cancelled. False")
 
 
+@LAB_ONLY  # the panel's own code, the same in Notebook 7 (typing, reload and the new cell are tested there)
 def test_the_panel_says_no_change_was_made_and_shows_a_cut_off_answer(open_notebook: Any) -> None:
     """A model that claims a change it never made, then an answer cut off at its cap: the panel says both
     beside the answer, from the result's fields, and the page keeps its speed."""
@@ -144,6 +148,7 @@ def test_the_panel_says_no_change_was_made_and_shows_a_cut_off_answer(open_noteb
         nb.expect_output(2, "length")
 
 
+@LAB_ONLY  # the panel's own code, the same in Notebook 7 (typing, reload and the new cell are tested there)
 def test_approval_flow_both_ways(open_notebook: Any, server: Any) -> None:
     cell = "sim = sb.TargetWidget('bouncer', chat=True, approval={'speed': 'ask'})\nsim"
     nb, view = open_chat(open_notebook, [cell, "print(sim.values['settings.speed'])"])
@@ -167,6 +172,7 @@ def test_approval_flow_both_ways(open_notebook: Any, server: Any) -> None:
     nb.expect_output(2, "12")
 
 
+@LAB_ONLY  # the panel's own code, the same in Notebook 7 (typing, reload and the new cell are tested there)
 def test_inspector_and_kernel_stay_in_sync(open_notebook: Any) -> None:
     nb, view = open_chat(
         open_notebook,
@@ -201,6 +207,7 @@ def test_a_reload_keeps_the_transcript(open_notebook: Any, page: Any) -> None:
     assert view.locator(".sb-chip").count() >= 1
 
 
+@LAB_ONLY  # the panel's own code, the same in Notebook 7 (typing, reload and the new cell are tested there)
 def test_a_goal_is_one_seek_whose_chip_follows_every_try(open_notebook: Any) -> None:
     cell = "sim = sb.TargetWidget('projectile', chat=True)\nsim"
     check = (

@@ -174,6 +174,7 @@ def _js_heap_and_listeners(page: Any) -> tuple[float, int]:
         cdp.detach()
 
 
+@LAB_ONLY  # the bridge's code, the same in Notebook 7 (switch, close and interrupt are tested there)
 def test_target_error_then_valid_calls_and_a_thousand_calls(
     open_notebook: Any, fault_targets: str, server: Any, page: Any
 ) -> None:

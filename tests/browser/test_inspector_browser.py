@@ -19,6 +19,8 @@ from .test_chat_browser import SCREENSHOTS, open_chat
 
 pytestmark = pytest.mark.browser
 
+LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
+
 PENDULUM_CELL = "sim = sb.TargetWidget('pendulum', chat=True)\nsim"
 REDRAW_MS = 250  # js/view/panel.js OBSERVABLE_REDRAW_MS
 
@@ -148,6 +150,7 @@ def wait_background(view: Any, rgb: str) -> None:
     wait_for(lambda: view.evaluate(_JS_COLOURS)["background"] == rgb, timeout=30, what=f"the panel on {rgb}")
 
 
+@LAB_ONLY  # the inspector's own code and the page's reports, the same in Notebook 7 (its listing is tested there)
 def test_pendulum_observables_show_value_unit_and_a_moving_sparkline(open_notebook: Any, server: Any) -> None:
     nb, view = open_chat(open_notebook, [PENDULUM_CELL])
     section = view.locator(".sb-observables")
@@ -269,6 +272,7 @@ def view_rows_named(view: Any) -> list[str]:
     return list(rows(view))
 
 
+@LAB_ONLY  # the inspector's own code and the page's reports, the same in Notebook 7 (its listing is tested there)
 def test_record_on_a_live_page_samples_its_reports_every_tenth_of_a_second(open_notebook: Any) -> None:
     nb = open_notebook(
         [
