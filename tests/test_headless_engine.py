@@ -836,3 +836,24 @@ def test_a_cancelled_aadvance_cancels_the_pages_advance(open_page: Callable[...,
     assert not page._advances, "the cancelled advance is still booked"
     after = page.advance(0.5)["t"]  # the page answers at once, short of the 10,000 s it was asked for
     assert before <= after < 10_000
+
+
+@browser
+def test_the_page_s_console_errors_are_kept_to_say_why_a_page_never_got_ready(
+    open_page: Callable[..., Opened], caplog: pytest.LogCaptureFixture
+) -> None:
+    """No browser to open on a headless page: its console's errors and uncaught exceptions (any frame)
+    are kept, and a ready timeout logs them."""
+    page, inbox = open_page(
+        fixture_page("console.error('no canvas here'); SplitBrain.ready(); throw new Error('boom at load');")
+    )
+    inbox.event("ready")
+    host = page._host
+    assert host is not None
+    wait = time.monotonic() + 10
+    while len(host.console) < 2 and time.monotonic() < wait:
+        time.sleep(0.05)
+    assert list(host.console) == ["console.error: no canvas here", "uncaught: boom at load"]
+    with caplog.at_level("WARNING", logger="splitbrain_widget.headless"):
+        page._from_host({"kind": "event", "type": "error", "payload": {"code": "not_ready", "message": "x"}})
+    assert "did not get ready; console.error: no canvas here; uncaught: boom at load" in caplog.text

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
 import concurrent.futures
 import contextlib
 import json
@@ -55,6 +56,8 @@ CHROMIUM_ARGS = (
 VIEWPORT = {"width": 960, "height": 600}
 BINDING = "__splitbrainOut"
 MAX_IDLE_PAGES = 4
+CONSOLE_KEPT = 5  # console errors a host page keeps (the last ones)
+CONSOLE_CHARS = 300  # of each
 READY_WAIT_S = 15.0  # the relay's READY_TIMEOUT_MS: an advance waits this long for a loading page
 CLOSE_WAIT_S = 5.0
 # One hand-over of messages from the host page (js/host/host_page.js BATCH_CHARS, plus one message of at most
@@ -135,6 +138,16 @@ class HostPage:
         self.own_context = own_context
         self.owner: HeadlessPage | None = None
         self.broken = False
+        # the last errors the page's console and uncaught exceptions showed (any frame), for a
+        # page that never gets ready: what a person would look for in the browser's console
+        self.console: collections.deque[str] = collections.deque(maxlen=CONSOLE_KEPT)
+
+    def on_console(self, message: Any) -> None:
+        if getattr(message, "type", "") == "error":
+            self.console.append(f"console.error: {str(message.text)[:CONSOLE_CHARS]}")
+
+    def on_page_error(self, error: Any) -> None:
+        self.console.append(f"uncaught: {str(error)[:CONSOLE_CHARS]}")
 
     def on_binding(self, params: dict[str, Any]) -> None:
         owner = self.owner
@@ -253,6 +266,7 @@ class Engine:
         while self._idle and not network:
             host = self._idle.pop()
             if not host.broken and not host.page.is_closed():
+                host.console.clear()  # the last view's errors are not this one's
                 return host
         gate, context = self._gate, self._context
         if network:
@@ -264,6 +278,8 @@ class Engine:
         host = HostPage(page, cdp, gate, own_context=context if network else None)
         cdp.on("Runtime.bindingCalled", host.on_binding)
         page.on("crash", host.on_crash)
+        page.on("console", host.on_console)
+        page.on("pageerror", host.on_page_error)
         await cdp.send("Runtime.addBinding", {"name": BINDING})
         return host
 

@@ -397,7 +397,17 @@ class HeadlessPage:
                 why = "the host page's answer to an advance was malformed" if sampled is None else sampled.why()
                 future.set_exception(HeadlessError("internal_error", why))
             return
+        if message.get("type") == "error" and isinstance(message.get("payload"), dict):
+            self._say_why_not_ready(message["payload"])
         self._deliver(message)
+
+    def _say_why_not_ready(self, error: dict[str, Any]) -> None:
+        """A page that never got ready: log what its console showed (there is no browser to open)."""
+        host = self._host
+        if error.get("code") != "not_ready" or host is None:
+            return
+        said = "; ".join(host.console) or "no error in the page's console"
+        log.warning("headless view %s: the target did not get ready; %s", self.view_id, said)
 
     def _take_samples(self, token: str, states: Any) -> None:
         """A part of a sampled advance's states, while it runs (the rest comes with its ``_advance``)."""
