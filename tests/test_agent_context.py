@@ -135,6 +135,14 @@ def test_the_agent_takes_its_window_from_the_server(fake: Any, sim: sb.TargetWid
     assert local_agent(sim, server, context_window=2000)._runtime.state.window == 2000  # the user's word wins
 
 
+def test_model_local_lists_the_server_s_models_once_at_setup(fake: Any, sim: sb.TargetWidget) -> None:  # noqa: F811
+    server = fake("openai", models=("smollm2",), routes={"/props": LLAMA_PROPS})
+    agent = local_agent(sim, server)
+    assert agent.model == "local:smollm2" and agent._runtime.state.window == 3072
+    paths = [r.path for r in server.requests]
+    assert paths.count("/v1/models") == 1, paths  # found the server and its facts from one listing
+
+
 def test_a_model_without_tool_calls_is_named_at_setup(fake: Any, sim: sb.TargetWidget) -> None:  # noqa: F811
     props = LLAMA_PROPS | {"chat_template_caps": {"supports_tools": False}}
     server = fake("openai", models=("tiny",), routes={"/props": props})

@@ -113,7 +113,7 @@ def server_facts(model: Model) -> ServerFacts | None:
     base_url = str(model.client.base_url)
     if urlsplit(base_url).hostname == "api.openai.com":
         return None
-    return read_facts(base_url, model.model_name)
+    return read_facts(base_url, model.model_name, listing=_listings.pop(base_url.rstrip("/"), None))
 
 
 def no_tools_warning(label: str, facts: ServerFacts) -> str:
@@ -124,6 +124,11 @@ def no_tools_warning(label: str, facts: ServerFacts) -> str:
         "Use a model whose template has tool calls (docs/local-models.md); with llama.cpp, start "
         "llama-server with --jinja."
     )
+
+
+# The /v1/models answer find_local_server read, by base URL: server_facts takes it (once) instead of
+# asking the same server again a moment later, while the agent is set up.
+_listings: dict[str, Any] = {}
 
 
 def find_local_server(base_url: str | None = None, timeout: float = 0.5) -> tuple[str, str]:
@@ -140,6 +145,7 @@ def find_local_server(base_url: str | None = None, timeout: float = 0.5) -> tupl
             continue
         models = [str(m["id"]) for m in listing.get("data", []) if isinstance(m, dict) and m.get("id")]
         if models:
+            _listings[url] = listing
             return url, models[0]
         tried.append(f"{label}: answered but lists no models")
     raise ModelSetupError(
