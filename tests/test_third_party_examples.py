@@ -173,6 +173,19 @@ EXAMPLES = (
         },
     ),
     Example(
+        "triple_pendulum",
+        "form controls and globals",
+        "Permission is hereby granted, free of charge",
+        {"sim.substeps": 100, "sim.gravity": -5.0, "sim.paused": False},
+        clock="",  # no frame counter of its own (tests below run its clock)
+        actions={
+            "restart": {"configuration": 1, "sim.paused": True},  # the next of its six chains, paused
+            "run": {"sim.paused": False},
+            "step": {"sim.paused": True},
+        },
+        model={"sim.substeps": "scene.numSubSteps", "sim.gravity": "scene.gravity", "sim.paused": "scene.paused"},
+    ),
+    Example(
         "snakes_ladders",
         "calls",
         "MIT License",
@@ -395,3 +408,22 @@ def test_fire_checkboxes_take_a_click_and_without_it_the_model_s_refusal_is_told
         assert "fire.floor: set true, the page holds false" in refused.error.message
         assert sim.values["fire.floor"] is False
         assert sim.host.page._frame_evaluate("[scene.burningFloor, burningFloor.checked]") == [False, False]  # put back
+
+
+@pytest.mark.browser
+def test_triple_pendulum_fewer_substeps_drift_further_from_the_analytic_chain() -> None:
+    """The page's point, through its notched slider (``values``): PBD with 1 sub-step a frame drifts
+    from the analytic motion far more than with 10,000, from the same start and the same time."""
+    require_browser()
+    from splitbrain_widget.headless import HeadlessTarget
+
+    page = THIRD_PARTY / "triple_pendulum" / "triple_pendulum.html"
+    drift = {}
+    for substeps in (1, 10000):
+        with HeadlessTarget(page, timeout=30) as sim:
+            set_ = sim.set_parameters({"substeps": substeps, "paused": False})
+            assert set_.ok and set_.state["sim.substeps"] == substeps, set_.error
+            notch = sim.host.page._frame_evaluate("document.getElementById('stepsSlider').value")
+            assert notch == {1: "0", 10000: "5"}[substeps]  # the slider's notch, set as a person sets it
+            drift[substeps] = sim.advance(1.0)["divergence"]
+    assert drift[1] > 10 * drift[10000], drift
