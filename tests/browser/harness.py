@@ -31,7 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
+
 from ..browser_env import CHROMIUM_ARGS, chromium_path, stop_process_group
+
+# A test that runs in JupyterLab only (the ``server`` fixture's other app is Notebook 7).
+LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

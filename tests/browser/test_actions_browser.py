@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from .harness import LAB_ONLY
 from .test_bridge_browser import PREAMBLE, run_preamble
 
 pytestmark = pytest.mark.browser
-LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
 ACTION_PAGES = Path(__file__).resolve().parent.parent / "fixtures" / "action_pages"
 
 

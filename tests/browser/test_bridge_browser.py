@@ -16,9 +16,7 @@ from typing import Any
 
 import pytest
 
-from .harness import ROOT, NotebookPage, record_timing, wait_for
-
-LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
+from .harness import LAB_ONLY, ROOT, NotebookPage, record_timing, wait_for
 
 pytestmark = pytest.mark.browser
 

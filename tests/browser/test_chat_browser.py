@@ -6,12 +6,10 @@ from typing import Any
 
 import pytest
 
-from .harness import ROOT, NotebookPage, wait_for
+from .harness import LAB_ONLY, ROOT, NotebookPage, wait_for
 from .test_bridge_browser import PREAMBLE, run_preamble
 
 pytestmark = pytest.mark.browser
-
-LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
 
 SCREENSHOTS = ROOT / "docs" / "img"
 CHAT_CELL = "sim = sb.TargetWidget('bouncer', chat=True)\nsim"

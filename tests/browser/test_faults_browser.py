@@ -19,12 +19,10 @@ import pytest
 
 from . import hostile_targets
 from . import targets as test_targets
-from .harness import NotebookPage, WaitTimeout, wait_for
+from .harness import LAB_ONLY, NotebookPage, WaitTimeout, wait_for
 from .test_bridge_browser import PREAMBLE, run_preamble
 
 pytestmark = pytest.mark.browser
-
-LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
 
 SUMMARY: dict[str, Any] = {
     "apps": [],

@@ -21,13 +21,11 @@ from typing import Any
 import pytest
 
 from .. import hostile
-from .harness import NotebookPage
+from .harness import LAB_ONLY, NotebookPage
 from .test_bridge_browser import PREAMBLE, run_preamble
 from .test_security_browser import tagged
 
 pytestmark = pytest.mark.browser
-
-LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
 CALL_TIMEOUT = 10  # the widget's default deadline
 HONEST_DEADLINE = 10.0  # the widget's default timeout: an honest call must never need more
 FLOOD_RUNS = int(os.environ.get("SPLITBRAIN_FLOOD_RUNS", "5"))  # CI: 5 (its budget); a longer stress: 20

@@ -12,14 +12,12 @@ from typing import Any
 
 import pytest
 
-from .harness import NotebookPage, wait_for
+from .harness import LAB_ONLY, NotebookPage, wait_for
 from .targets import write_targets
 from .test_bridge_browser import PREAMBLE, run_preamble
 from .test_chat_browser import SCREENSHOTS, open_chat
 
 pytestmark = pytest.mark.browser
-
-LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
 
 PENDULUM_CELL = "sim = sb.TargetWidget('pendulum', chat=True)\nsim"
 REDRAW_MS = 250  # js/view/panel.js OBSERVABLE_REDRAW_MS

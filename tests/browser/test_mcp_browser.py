@@ -16,11 +16,10 @@ from typing import Any
 
 import pytest
 
-from .harness import NotebookPage, wait_for
+from .harness import LAB_ONLY, NotebookPage, wait_for
 from .test_bridge_browser import PREAMBLE, run_preamble
 
 pytestmark = pytest.mark.browser
-LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
 TOKEN = "browser-test-token"
 
 

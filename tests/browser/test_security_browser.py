@@ -26,12 +26,10 @@ from typing import Any
 import pytest
 
 from . import hostile_targets
-from .harness import NotebookPage, wait_for
+from .harness import LAB_ONLY, NotebookPage, wait_for
 from .test_bridge_browser import PREAMBLE, run_preamble
 
 pytestmark = pytest.mark.browser
-
-LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
 # How long an honest widget may wait for the flood a page posted before it was stopped to drain (see
 # test_floods_huge_state_and_planted_instructions): ~4 s measured, with room for a loaded CI machine.
 FLOOD_QUEUE_S = 12

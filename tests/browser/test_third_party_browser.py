@@ -15,13 +15,11 @@ from typing import Any
 import pytest
 
 from ..test_third_party_examples import EXAMPLES, IDS, Example, same
-from .harness import NotebookPage, wait_for
+from .harness import LAB_ONLY, NotebookPage, wait_for
 from .test_bridge_browser import PREAMBLE, run_preamble
 from .test_chat_browser import type_message, wait_text
 
 pytestmark = pytest.mark.browser
-
-LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
 
 REPORT = (
     "import json\n"

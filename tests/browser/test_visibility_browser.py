@@ -21,12 +21,10 @@ from typing import Any
 
 import pytest
 
-from .harness import record_timing
+from .harness import LAB_ONLY, record_timing
 from .test_chat_browser import open_chat, type_message, wait_text
 
 pytestmark = pytest.mark.browser
-LAB_ONLY = pytest.mark.parametrize("server", ["lab"], indirect=True)
-
 # What Chromium does to a page whose tab goes to the background, or comes back.
 SET_HIDDEN = """(hidden) => {
   Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (hidden ? 'hidden' : 'visible') });
