@@ -46,8 +46,6 @@ export const READY_POLL_MS = 50;
 /** How often a wait step looks at its expression on a live page (ms). */
 export const WAIT_POLL_MS = 50;
 
-/** A wait step's timeout when the manifest gives none (s): as the manifest model's WAIT_S. */
-export const WAIT_S = 5;
 /** Events a form control gets after its value is set, as a person's input fires them. */
 export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
 
@@ -85,7 +83,7 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
 /**
  * One step of an action: click an element, call a function (with arguments), set parameters
  * through their bindings, or wait until an expression holds (`key`: where its closure is
- * registered; `timeout` in seconds).
+ * registered; `timeout` in seconds, always given with a wait).
  * @typedef {{click?: string, call?: string, args?: unknown[], set?: Record<string, unknown>, wait?: string, key?: string, timeout?: number}} StepSpec
  */
 
@@ -940,7 +938,7 @@ function makeRuntime(win) {
   function prepareWait(where, field, step) {
     const fn = exprs.get(/** @type {string} */ (step.key));
     if (!fn) throw new BindingError(where, `${field}wait did not compile (its error is in the page's console)`);
-    const seconds = step.timeout ?? WAIT_S;
+    const seconds = /** @type {number} */ (step.timeout); // always given: the manifest's default (WAIT_S) when it names none
     const holds = () => {
       try {
         return Boolean(fn());
@@ -981,12 +979,11 @@ function makeRuntime(win) {
             if (met) resolve(undefined);
             else reject(late());
           } else if (typeof win.requestAnimationFrame === "function") {
-            win.requestAnimationFrame(onFrame);
+            win.requestAnimationFrame(look);
           }
         };
-        const onFrame = () => look();
         poll = win.setInterval(look, WAIT_POLL_MS);
-        if (typeof win.requestAnimationFrame === "function") win.requestAnimationFrame(onFrame);
+        if (typeof win.requestAnimationFrame === "function") win.requestAnimationFrame(look);
       });
     };
   }

@@ -969,7 +969,7 @@ describe("what real pages need: the page's model, conversions, calls, steps, set
       for (const fn of now) fn(frame);
     };
     page.runtime.expr("action between step 0", () => frame === 3); // true for frame 3 only
-    page.runtime.start(spec({ actions: [{ name: "between", steps: [{ wait: "frame === 3", key: "action between step 0" }] }] }), {});
+    page.runtime.start(spec({ actions: [{ name: "between", steps: [{ wait: "frame === 3", key: "action between step 0", timeout: 5 }] }] }), {});
     const done = page.registered.action("between");
     for (let i = 0; i < 5; i += 1) runFrame();
     await done; // no interval tick ran: frames alone saw it

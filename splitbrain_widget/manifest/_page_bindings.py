@@ -112,12 +112,12 @@ def binding_spec(manifest: Manifest) -> dict[str, Any]:
         if a.bind is None:
             continue
         steps: list[dict[str, Any]] = []
-        for step in a.steps:
+        for i, step in enumerate(a.steps):
             dumped = step.model_dump(mode="json")
             if step.set is not None:
                 dumped["set"] = manifest.coerce_many(step.set)
             if step.wait is not None:
-                dumped |= {"key": wait_key(name, len(steps)), "timeout": step.timeout or WAIT_S}
+                dumped |= {"key": wait_key(name, i), "timeout": step.timeout or WAIT_S}
             steps.append(dumped)
         actions.append({"name": name, "steps": steps} | ({"when": True} if a.when is not None else {}))
     return {

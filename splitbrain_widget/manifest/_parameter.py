@@ -163,7 +163,7 @@ class Parameter(BaseModel):
                 raise ValueError(
                     "@bind.calls: a parameter set through calls needs a 'read' saying where the page holds the value"
                 )
-            if self.type not in ("boolean",) and not self.enum:
+            if self.type != "boolean" and not self.enum:
                 raise ValueError("@bind.calls: a function per value applies to a boolean or an enum parameter")
             self._check_values("bind", self.bind.calls, key="calls")
         if self.bind is not None and self.bind.drag is not None:
