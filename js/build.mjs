@@ -1,7 +1,7 @@
 // Build the browser side into the Python package's static/ folder.
 //
-//   node js/build.mjs           write splitbrain_widget/static/{widget,target_api,clock,bindings,kit,host_page,sandbox}.js
-//                               from js/view/, js/page/ and js/host/ (each output keeps its entry's file
+//   node js/build.mjs           write splitbrain_widget/static/{widget,target_api,clock,bindings,kit,host_page,sandbox,app_view}.js
+//                               from js/view/, js/page/, js/host/ and js/app/ (each output keeps its entry's file
 //                               name: the Python side loads them by name)
 //   node js/build.mjs --check   build in memory, compare with the committed files,
 //                               exit 1 listing the stale ones (CI runs this)
@@ -33,6 +33,8 @@ const bundles = [
   { entry: "host/host_page.js", format: "esm", minify: false, inline: true },
   // The notebook view's sandbox frame module, inlined by the registry into the `_sandbox` document.
   { entry: "host/sandbox.js", format: "esm", minify: true, inline: true },
+  // The MCP App view's module, inlined by the registry into the `ui://` resource the MCP server serves.
+  { entry: "app/app_view.js", format: "esm", minify: true, inline: true },
 ];
 
 /**

@@ -39,6 +39,13 @@ export const SANDBOX_SOURCE = "splitbrain-sandbox";
 /** Longest error message text sent across a boundary, in UTF-16 code units. */
 export const MAX_ERROR_TEXT = 500;
 
+/**
+ * The attribute of a target page's `<html>` that forces the kit's colour scheme ("light" or "dark"):
+ * an MCP App view sets it to its chat host's theme (../app/app_view.js), the kit reads it
+ * (./page/kit.js). A sandboxed frame's prefers-color-scheme follows the browser, not the page around it.
+ */
+export const THEME_ATTR = "data-splitbrain-theme";
+
 /** Most messages the target API buffers before the target calls `SplitBrain.ready()`. */
 export const MAX_BUFFERED = 10000;
 

@@ -10,7 +10,7 @@
  * - inserts KIT_CSS as a `<style data-splitbrain-kit>` at the start of `<head>`,
  *   so any CSS of the page's own comes later and wins;
  * - defines `window.Kit`: the palette from the CSS variables (kept current across
- *   colour-scheme changes), canvas sizing with devicePixelRatio, checked
+ *   colour-scheme changes; `<html data-splitbrain-theme>` forces one, as an MCP App view does), canvas sizing with devicePixelRatio, checked
  *   parameters, a fixed-timestep driver, the animation loop (paused while
  *   `document.hidden`), the throttled state reporter, `run` (loop, handlers and
  *   readiness wired the way every built-in page does), the info panel and a few
@@ -23,6 +23,8 @@
  * pages are written with). The helpers that need no DOM are exported as well,
  * for the node tests.
  */
+
+import { THEME_ATTR } from "../protocol.js";
 
 /** @typedef {import("./target_api.js").SplitBrainApi} SplitBrainApi */
 /** @typedef {import("./target_api.js").HandlerContext} HandlerContext */
@@ -38,6 +40,24 @@ const COLOR_NAMES = /** @type {const} */ ([
   "bg", "fg", "muted", "grid", "axis", "ground", "halo", "c1", "c2", "c3", "c4", "c5", "c6",
 ]);
 
+/** The dark palette: the reader's colour scheme, unless the page's `<html>` says otherwise (THEME_ATTR). */
+const DARK_VARS = `
+    --bg: #14171c;
+    --fg: #e6e9ef;
+    --muted: #9ba5b4;
+    --grid: rgba(230, 233, 239, 0.075);
+    --axis: rgba(230, 233, 239, 0.42);
+    --ground: rgba(230, 233, 239, 0.055);
+    --halo: rgba(20, 23, 28, 0.9);
+    --panel: rgba(25, 29, 36, 0.88);
+    --panel-line: rgba(230, 233, 239, 0.15);
+    --c1: #5b9dff;
+    --c2: #ff8c42;
+    --c3: #5fd068;
+    --c4: #d77cf2;
+    --c5: #f7679a;
+    --c6: #ffc53d;
+`;
 /**
  * The splitbrain look: the palette as CSS variables (light and dark), the stage that fills the
  * frame, the info panel (`.sb-panel`) and the note shown when the target API is missing.
@@ -63,24 +83,10 @@ export const KIT_CSS = `
     --c6: #e09400; /* stars, warm accents */
   }
   @media (prefers-color-scheme: dark) {
-    :root {
-      --bg: #14171c;
-      --fg: #e6e9ef;
-      --muted: #9ba5b4;
-      --grid: rgba(230, 233, 239, 0.075);
-      --axis: rgba(230, 233, 239, 0.42);
-      --ground: rgba(230, 233, 239, 0.055);
-      --halo: rgba(20, 23, 28, 0.9);
-      --panel: rgba(25, 29, 36, 0.88);
-      --panel-line: rgba(230, 233, 239, 0.15);
-      --c1: #5b9dff;
-      --c2: #ff8c42;
-      --c3: #5fd068;
-      --c4: #d77cf2;
-      --c5: #f7679a;
-      --c6: #ffc53d;
-    }
+    :root:not([${THEME_ATTR}="light"]) {${DARK_VARS}    }
   }
+  :root[${THEME_ATTR}="dark"] { color-scheme: dark;${DARK_VARS}  }
+  :root[${THEME_ATTR}="light"] { color-scheme: light; }
   html { background: transparent; }
   html, body { margin: 0; height: 100%; overflow: hidden; }
   body { font: 12px/1.35 var(--font); color: var(--fg); }
@@ -483,7 +489,8 @@ export function createKit(win) {
   function readColors() {
     const style = win.getComputedStyle(doc.documentElement);
     for (const name of COLOR_NAMES) colors[name] = style.getPropertyValue(`--${name}`).trim();
-    colors.dark = darkQuery.matches;
+    const forced = doc.documentElement.getAttribute(THEME_ATTR);
+    colors.dark = forced === "dark" || (forced !== "light" && darkQuery.matches);
   }
   /** Read the palette again; tell the listeners when it changed. */
   function refreshColors() {

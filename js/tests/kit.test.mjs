@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import vm from "node:vm";
 
+import { THEME_ATTR } from "../protocol.js";
 import { KIT_CSS, alpha, createKit, fixedStep, fmt, params, random, round, ticks } from "../page/kit.js";
 
 /** The members of window.Kit: the API the pages used when each carried a copy, plus run, stage and target. */
@@ -24,7 +25,7 @@ const ctxOf = (values) => ({ get: (/** @type {string} */ path) => values[path] }
 /**
  * A fake page: enough of window and document for createKit, with the animation frames under
  * the test's control (`frames.run(now)` runs the pending callbacks).
- * @param {{dark?: boolean, vars?: Record<string, string>, SplitBrain?: unknown, noBody?: boolean}} [opts]
+ * @param {{dark?: boolean, theme?: string, vars?: Record<string, string>, SplitBrain?: unknown, noBody?: boolean}} [opts]
  */
 function fakePage(opts = {}) {
   /** @type {any[]} */
@@ -71,7 +72,7 @@ function fakePage(opts = {}) {
         headChildren.splice(before ? headChildren.indexOf(before) : headChildren.length, 0, node);
       },
     },
-    documentElement: { lang: "" },
+    documentElement: { lang: "", getAttribute: (/** @type {string} */ name) => (name === THEME_ATTR ? opts.theme ?? null : null) },
     /** @type {any} null until the parser gets to the body, with `noBody` */
     body: opts.noBody ? null : body,
     createElement: element,
@@ -228,6 +229,16 @@ describe("createKit on a page", () => {
     assert.equal(headChildren[0].tagName, "STYLE");
     assert.equal(headChildren[0].textContent, KIT_CSS);
     assert.equal(headChildren[1].tagName, "META");
+  });
+
+  test("the page's <html data-splitbrain-theme> forces the scheme over the reader's (an MCP App's host theme)", () => {
+    for (const [dark, theme, expected] of [[true, "light", false], [false, "dark", true], [true, null, true], [false, null, false]]) {
+      const { kit, restore } = kitOnFakePage({ dark: Boolean(dark), theme: /** @type {any} */ (theme) ?? undefined });
+      restore();
+      assert.equal(kit.colors.dark, expected, `reader dark=${dark}, page theme=${theme}`);
+    }
+    assert.match(KIT_CSS, /:root\[data-splitbrain-theme="dark"\] \{ color-scheme: dark;\s+--bg: #14171c;/);
+    assert.match(KIT_CSS, /:root:not\(\[data-splitbrain-theme="light"\]\)/);
   });
 
   test("the palette is read again at DOMContentLoaded, with the page's own CSS variables, and redraws", () => {

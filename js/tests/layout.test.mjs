@@ -1,6 +1,7 @@
 // The folders of js/ and which way their imports point (js/view/README.md, js/host/README.md,
 // js/page/README.md): protocol.js is the shared vocabulary and imports nothing of ours; page/ and
-// host/ import protocol.js and their own folder; view/ may also import host/; nothing imports view/.
+// host/ import protocol.js and their own folder; view/ and app/ may also import host/; nothing imports
+// view/ or app/.
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -15,6 +16,7 @@ const MAY_IMPORT = /** @type {Record<string, string[]>} */ ({
   page: [""],
   host: [""],
   view: ["", "host"],
+  app: ["", "host"],
 });
 
 /**
@@ -50,7 +52,7 @@ function folderOf(path) {
 }
 
 describe("the layout of js/", () => {
-  test("the top level holds protocol.js alone, beside view/, host/ and page/", () => {
+  test("the top level holds protocol.js alone, beside view/, host/, page/ and app/", () => {
     assert.deepEqual(
       modules().filter((m) => m.folder === "").map((m) => relative(jsDir, m.file)),
       ["protocol.js"],

@@ -47,6 +47,7 @@ describe("constants", () => {
       "PROTOCOL_VERSION",
       "SANDBOX_SOURCE",
       "TARGET_SOURCE",
+      "THEME_ATTR",
       "VIEW_SOURCE",
       "actMessage",
       "advanceResultMessage",

@@ -8,9 +8,11 @@ is text in, text out: the one rule for where our markup goes is :func:`_before_p
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from . import _page_bindings as _bindings
 
@@ -35,6 +37,8 @@ _PACKAGE = Path(__file__).resolve().parent.parent  # splitbrain_widget/
 _STATIC = _PACKAGE / "static"
 # Marks the virtual clock's <script> (headless pages only), so that it is never injected twice.
 CLOCK_ATTR = "data-splitbrain-clock"
+# The id of the data block of an MCP App view's document (:func:`app_html`).
+APP_DATA_ID = "splitbrain-app"
 
 
 def inject_target_api(
@@ -151,6 +155,27 @@ def sandbox_html(csp: str | None = None) -> str:
     cannot navigate to any network, ``data:`` or ``blob:`` URL (the browser refuses before any
     request is made).
     """
+    return _frame_document(csp, sandbox_script())
+
+
+def app_html(target_html: str, csp: str | None, data: dict[str, Any]) -> str:
+    """An MCP App view's document (js/app/app_view.js): the sandbox frame's twin for a chat host.
+
+    The same policy as :func:`sandbox_html` (the target's own, ``frame-src 'none'`` added), the App
+    module, and ``data`` with the target's page (``target_html``, as :attr:`Target.html` assembles it)
+    as JSON in a data block. The page runs in a sandboxed frame inside this document, never in it: the
+    page's code cannot reach the chat host's channel (the host accepts messages from this document's
+    window only), so it cannot call tools or write into the conversation.
+    """
+    block = json.dumps({**data, "html": target_html}, separators=(",", ":"))
+    # In a data block only "</script" (and "<!--") mean anything to the HTML parser: none survive this.
+    block = block.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return _frame_document(csp, app_script(), f'<script type="application/json" id="{APP_DATA_ID}">{block}</script>')
+
+
+def _frame_document(csp: str | None, module: str, data: str = "") -> str:
+    """A document of ours that holds a target's frame: the target's policy with ``frame-src 'none'``
+    added where it says nothing of frames, ``data``, then ``module``."""
     policy = csp or DEFAULT_CSP
     directives = {part.strip().split(" ", 1)[0].lower() for part in policy.split(";") if part.strip()}
     if not directives & {"frame-src", "child-src", "default-src"}:
@@ -159,7 +184,7 @@ def sandbox_html(csp: str | None = None) -> str:
         f'<!DOCTYPE html><html><head>{_policy_meta(policy)}<meta charset="utf-8">'
         "<style>html,body{margin:0;padding:0;background:transparent;overflow:hidden}"
         "iframe{display:block;width:100%;border:0}</style>"
-        f'<script type="module">{sandbox_script()}</script></head><body></body></html>'
+        f'{data}<script type="module">{module}</script></head><body></body></html>'
     )
 
 
@@ -182,6 +207,11 @@ def target_api_script() -> str:
 def sandbox_script() -> str:
     """The built sandbox frame module (``static/sandbox.js``), safe to inline."""
     return _static_script("sandbox.js")
+
+
+def app_script() -> str:
+    """The built MCP App view module (``static/app_view.js``), safe to inline."""
+    return _static_script("app_view.js")
 
 
 def kit_script() -> str:

@@ -18,16 +18,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from . import _page_bindings as _bindings
 from ._errors import ManifestError
 from ._model import Manifest
 from ._page import (
     _PACKAGE,
+    APP_DATA_ID,
     CLOCK_ATTR,
     DEFAULT_CSP,
     TargetError,
     _before_page,
+    app_html,
+    app_script,
     bindings_script,
     clock_script,
     inject_clock,
@@ -41,6 +45,7 @@ from ._page import (
 )
 
 __all__ = [
+    "APP_DATA_ID",
     "CLOCK_ATTR",
     "DEFAULT_CSP",
     "ENV_VAR",
@@ -49,6 +54,8 @@ __all__ = [
     "TargetError",
     "TargetInfo",
     "TargetList",
+    "app_html",
+    "app_script",
     "bindings_script",
     "builtin_dir",
     "clock_script",
@@ -114,6 +121,10 @@ class Target:
     def sandbox_html(self) -> str:
         """The notebook view's sandbox frame for this target (:func:`sandbox_html`)."""
         return sandbox_html(self.manifest.csp)
+
+    def app_html(self, data: dict[str, Any]) -> str:
+        """An MCP App view's document holding this target's page (:func:`app_html`), ``data`` beside it."""
+        return app_html(self.html, self.manifest.csp, data)
 
     def headless_html(self, seed: int = 0, fps: float | None = None) -> str:
         """:attr:`html` plus the virtual clock (time stands still until advanced, Math.random seeded).

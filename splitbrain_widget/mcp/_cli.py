@@ -1,9 +1,10 @@
-"""``python -m splitbrain_widget mcp [TARGET...] [--targets-dir D] [--http] [--port P] [--token T]``.
+"""``python -m splitbrain_widget mcp [TARGET...] [--targets-dir D] [--apps] [--http] [--port P] [--token T]``.
 
 Headless pages of the targets (every target found when none is named), served over stdio (the
 default: what Claude Desktop, Cursor or a CI job starts) or streamable HTTP (``--http``, with a
 token printed on stderr unless given). The pages run on a virtual clock, so ``advance``, ``record``
-and ``sweep`` are among their tools.
+and ``sweep`` are among their tools. With ``--apps`` the targets are MCP Apps instead: their pages run
+in the views a chat host renders (no browser here), and the tools that change them say so.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..headless import HeadlessTarget
+    from ..widget import TargetWidget
 
 
 def parser() -> argparse.ArgumentParser:
@@ -25,6 +26,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=0, help="the HTTP port (default: a free one)")
     p.add_argument("--token", default=os.environ.get("SPLITBRAIN_MCP_TOKEN"), help="the HTTP bearer token")
     p.add_argument("--seed", type=int, default=0, help="the pages' Math.random seed")
+    p.add_argument(
+        "--apps", action="store_true", help="serve the targets as MCP Apps: their pages run in the chat host's views"
+    )
+    p.add_argument(
+        "--origin",
+        action="append",
+        default=[],
+        help="an Origin admitted over HTTP, CORS included (a browser-based client's; repeatable)",
+    )
     return p
 
 
@@ -40,15 +50,20 @@ def _wire() -> tuple[Any, Any]:
     return wire_in, wire_out
 
 
-def open_pages(names: list[str], dirs: list[str], seed: int) -> list[HeadlessTarget]:
+def open_pages(names: list[str], dirs: list[str], seed: int, *, apps: bool = False) -> list[TargetWidget]:
+    """A widget per target: a headless page, or (``apps``) one whose home is the chat's App views."""
     from ..headless import HeadlessTarget
     from ..manifest.registry import list_targets
+    from ._apps import app_target
 
     chosen = names or [t.id for t in list_targets(*dirs)]
-    pages: list[HeadlessTarget] = []
+    pages: list[TargetWidget] = []
     try:
         for name in chosen:
-            pages.append(HeadlessTarget(name, targets_dir=list(dirs), seed=seed))
+            if apps:
+                pages.append(app_target(name, targets_dir=list(dirs)))
+            else:
+                pages.append(HeadlessTarget(name, targets_dir=list(dirs), seed=seed))
     except BaseException:
         for page in pages:
             page.close()
@@ -63,13 +78,13 @@ def main(argv: list[str] | None = None) -> int:
 
     wire = None if args.http else _wire()
     try:
-        pages = open_pages(args.targets, args.targets_dir, args.seed)
+        pages = open_pages(args.targets, args.targets_dir, args.seed, apps=args.apps)
     except (TargetError, ManifestError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
         if args.http:
-            return _serve_http(pages, args.port, args.token)
+            return _serve_http(pages, args.port, args.token, tuple(args.origin))
         assert wire is not None
         return _serve_stdio(pages, *wire)
     finally:
@@ -77,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             page.close()
 
 
-def _serve_stdio(pages: list[HeadlessTarget], wire_in: Any, wire_out: Any) -> int:
+def _serve_stdio(pages: list[TargetWidget], wire_in: Any, wire_out: Any) -> int:
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -98,12 +113,12 @@ def _serve_stdio(pages: list[HeadlessTarget], wire_in: Any, wire_out: Any) -> in
     return 0
 
 
-def _serve_http(pages: list[HeadlessTarget], port: int, token: str | None) -> int:
+def _serve_http(pages: list[TargetWidget], port: int, token: str | None, origins: tuple[str, ...] = ()) -> int:
     import threading
 
     from ._server import serve_mcp
 
-    server = serve_mcp(*pages, port=port, token=token)
+    server = serve_mcp(*pages, port=port, token=token, origins=origins)
     print(f"serving {len(pages)} page(s) at {server.url}", file=sys.stderr)
     if token is None:
         print(f"token: {server.token}", file=sys.stderr)

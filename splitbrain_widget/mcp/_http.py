@@ -4,9 +4,10 @@ Every route needs the token (401 without it, compared in constant time); the SDK
 security then admits the exact ``Host`` of this server only (421 otherwise) and no ``Origin`` but this
 server's own and the ones listed (403: the SDK's default admits ``http://localhost:*``, the notebook
 page's own origin, which a page of that origin could use; this server serves no page, so its own
-origin is no page's). The listening socket has ``TCP_NODELAY``, which accepted
-connections inherit (without it each reply on a reused connection waits ~45 ms for the peer's
-delayed ACK).
+origin is no page's). An admitted origin gets CORS answers too (a browser-based client, such as a
+web chat that renders MCP Apps, sends a preflight without the token first). The listening socket
+has ``TCP_NODELAY``, which accepted connections inherit (without it each reply on a reused
+connection waits ~45 ms for the peer's delayed ACK).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 HOST = "127.0.0.1"
 PATH = "/mcp"
 START_TIMEOUT_S = 30.0
+# What a browser-based client sends besides simple headers (the SDK's own client, with the token).
+CORS_HEADERS = ["authorization", "content-type", "accept", "mcp-session-id", "mcp-protocol-version", "last-event-id"]
 GRACE_S = 1  # how long a stop waits for open streams (an idle client's event stream) before closing them
 
 
@@ -80,8 +83,19 @@ class HttpServer:
             allowed_origins=[f"http://{HOST}:{self.port}", f"http://localhost:{self.port}", *origins],
         )
         app = hub.server().streamable_http_app(streamable_http_path=PATH, transport_security=security, host=HOST)
+        served: Any = _RequireToken(app, token)
+        if origins:
+            from starlette.middleware.cors import CORSMiddleware
+
+            served = CORSMiddleware(
+                served,
+                allow_origins=list(origins),
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=CORS_HEADERS,
+                expose_headers=["mcp-session-id"],
+            )
         config = uvicorn.Config(
-            _RequireToken(app, token),
+            served,
             log_level="warning",
             lifespan="on",
             timeout_graceful_shutdown=GRACE_S,

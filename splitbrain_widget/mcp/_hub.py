@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..agent import PAGE_DATA_NOTE, Caller, run_tool
 from ..widget import on_live_change
+from . import _apps
 from ._catalog import SEPARATOR, Catalog, Served
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class Hub:
 
         from importlib.metadata import version
 
-        return _Server(
+        server = _Server(
             SERVER_NAME,
             version=version("splitbrain-widget"),
             instructions=(
@@ -120,6 +121,8 @@ class Hub:
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
+        server.extensions = {_apps.EXTENSION_ID: {}}  # MCP Apps: the ui:// resources of App widgets
+        return server
 
     def close(self) -> None:
         self._unlisten()
@@ -152,8 +155,11 @@ class Hub:
                 annotations=types.ToolAnnotations(read_only_hint=True),
             )
         ]
+        apps = False
         for tool in self.catalog.tools():
             served = tool.served
+            meta = _apps.tool_meta(tool)
+            apps = apps or meta is not None
             tools.append(
                 types.Tool(
                     name=tool.name,
@@ -161,8 +167,11 @@ class Hub:
                     description=f"[{served.id}: {served.title}] {tool.spec.description}",
                     input_schema=tool.spec.schema,
                     annotations=types.ToolAnnotations(read_only_hint=tool.spec.read_only, open_world_hint=False),
+                    _meta=meta,
                 )
             )
+        if apps and _apps.client_renders_apps(ctx):  # the views' own channel: for clients that render them
+            tools.extend(_apps.app_tools())
         return types.ListToolsResult(tools=tools)
 
     def widgets(self) -> list[dict[str, Any]]:
@@ -178,7 +187,8 @@ class Hub:
                     "title": served.title,
                     "views": widget.views,
                     "tools": names,
-                    "resources": [_uri(served, "manifest"), _uri(served, "state")],
+                    "resources": [_uri(served, "manifest"), _uri(served, "state")]
+                    + ([_apps.resource_uri(served)] if _apps.views_of(widget) is not None else []),
                 }
             )
         return out
@@ -191,6 +201,8 @@ class Hub:
         arguments = dict(params.arguments or {})
         if params.name == "list_widgets":
             return _result({"ok": True, "widgets": self.widgets()})
+        if params.name in _apps.APP_TOOLS:
+            return _result(await _apps.call(self.catalog, params.name, arguments))
         found = self.catalog.tool(params.name)
         if found is None:
             served = [s.id for s in self.catalog.served()]
@@ -201,6 +213,8 @@ class Hub:
             )
         caller = self._caller(connection, client_name(ctx))
         called, tool = found
+        if _apps.renders_page(called, tool) and _apps.client_renders_apps(ctx):
+            called.widget.expect_view(_apps.VIEW_WAIT_S)  # the host renders a view for this very call
         payload = await run_tool(
             called.widget,
             tool,
@@ -246,6 +260,7 @@ class Hub:
                     mime_type="application/json",
                 )
             )
+        resources.extend(_apps.resources(self.catalog))
         return types.ListResourcesResult(resources=resources)
 
     def _resource(self, uri: str) -> tuple[Served, str] | None:
@@ -262,6 +277,9 @@ class Hub:
 
         self._seen(ctx)
         uri = str(params.uri)
+        app = _apps.find(self.catalog, uri)
+        if app is not None:
+            return _apps.document(self.catalog, app)
         found = self._resource(uri)
         if found is None:
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}")

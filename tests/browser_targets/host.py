@@ -13,11 +13,13 @@ Used by the browser tests in this folder and by ``python -m benchmarks.target_fp
 
 from __future__ import annotations
 
+import functools
 import http.server
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from ..browser_env import CHROMIUM_ARGS, chromium_path
@@ -165,18 +167,37 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _QuietFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
 @contextmanager
-def host_server() -> Iterator[str]:
-    """Serve the host page on 127.0.0.1 (a free port) in a thread; yields its URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, name="target-host", daemon=True)
+def _serving(handler: Any, name: str) -> Iterator[str]:
+    """``handler`` served on 127.0.0.1 (a free port) in a thread; yields the origin."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/host.html"
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@contextmanager
+def host_server() -> Iterator[str]:
+    """Serve the host page on 127.0.0.1 (a free port) in a thread; yields its URL."""
+    with _serving(_Handler, "target-host") as origin:
+        yield f"{origin}/host.html"
+
+
+@contextmanager
+def folder_server(folder: Path) -> Iterator[str]:
+    """Serve the files of ``folder`` on 127.0.0.1 (a free port) in a thread; yields the origin."""
+    with _serving(functools.partial(_QuietFiles, directory=str(folder)), "folder-server") as origin:
+        yield origin
 
 
 @contextmanager
