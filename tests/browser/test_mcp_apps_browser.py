@@ -29,6 +29,7 @@ from .. import hostile
 from ..browser_targets.host import folder_server
 from ..test_third_party_examples import EXAMPLES
 from .harness import wait_for
+from .test_chat_browser import SCREENSHOTS
 
 pytestmark = pytest.mark.browser
 CLIENTS = Path(__file__).resolve().parents[1] / "mcp_clients"
@@ -154,6 +155,15 @@ def test_a_chat_host_renders_the_projectile_and_steers_it(chat: Any, widgets: di
     assert state["range"] == pytest.approx(expected, abs=0.01), state
     assert json.loads(result["page_data"]["state"])["range"] == pytest.approx(expected, abs=0.01)
     assert widgets["projectile"].values["launch.angle"] == 30
+    wait_for(
+        lambda: "applied" in chat.main_frame.child_frames[0].evaluate(
+            "() => document.querySelector('[data-splitbrain-app-status]')?.textContent ?? ''"
+        ),
+        timeout=10,
+        what="the view to show the call's result",
+    )
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)  # the README's picture: the view as the host renders it
+    chat.locator("iframe").first.screenshot(path=str(SCREENSHOTS / "mcp-app.png"))
 
     # The model's context heard the page's state from the view.
     def heard() -> dict[str, Any] | None:
@@ -240,6 +250,7 @@ def test_the_host_context_reaches_the_page(chat: Any, widgets: dict[str, Any]) -
         what="the page to take the host's dark theme",
     )
     wait_for(lambda: page_state(chat, 0).get("launch.speed") == 12, timeout=10, what="the values after the reload")
+    chat.locator("iframe").first.screenshot(path=str(SCREENSHOTS / "mcp-app-dark.png"))
     height = wait_for(
         lambda: (
             (

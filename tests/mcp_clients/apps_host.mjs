@@ -8,6 +8,7 @@
 //   iframe (`allow-scripts`, an opaque origin) under the policy its `_meta.ui.csp` declares, connects
 //   an AppBridge to it, sends the call's input, makes the call, sends the result;
 // - passes a view's `tools/call` on to the server only for tools the view may call (visibility "app");
+// - sizes a view's iframe as the view asks (within its container);
 // - records what views put into the model's context and any message a view sends into the chat.
 import { AppBridge, PostMessageTransport, getToolUiResourceUri } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -122,6 +123,9 @@ async function render(tool, uri, options) {
     return {};
   };
   bridge.onloggingmessage = (params) => seen.logs.push(params);
+  bridge.onsizechange = ({ height }) => {
+    if (Number.isFinite(height) && height > 0) iframe.style.height = `${Math.min(height, 520) + 2}px`;
+  };
   await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
   if (capabilities.serverTools) {
     // AppBridge forwards every tools/call as it is; a host must keep a view to the tools it may call.
