@@ -11,6 +11,7 @@ import json
 import re
 import sys
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,9 @@ async def client(server: McpServer, *, apps: bool = True) -> AsyncIterator[Clien
 
 
 def run(coroutine: Any) -> Any:
-    return asyncio.run(coroutine)
+    """On a thread of its own: in a run with the browser layer, Playwright holds this thread's loop."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 async def structured(session: ClientSession, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -392,7 +395,8 @@ def test_the_cli_serves_app_targets_over_stdio_without_a_browser() -> None:
             resources = [str(r.uri) for r in (await session.list_resources()).resources]
             return tools, resources
 
-    tools, resources = anyio.run(go)
+    with ThreadPoolExecutor(1) as pool:
+        tools, resources = pool.submit(anyio.run, go).result()
     by_name = {t.name: t for t in tools}
     assert by_name["projectile__set_parameters"].meta["ui"]["resourceUri"] == "ui://splitbrain/projectile"  # type: ignore[index]
     assert ATTACH_TOOL in by_name and "projectile__advance" not in by_name  # a chat's page runs in real time

@@ -40,14 +40,24 @@ export const REQUEST_TIMEOUT_MS = 60_000;
 export const CONTEXT_INTERVAL_MS = 1_000;
 /** Characters of state put in the model's context as text. */
 export const CONTEXT_CHARS = 4_000;
-/** The page's own state reports go up to the server at most this often (ms); replies at once. */
+/**
+ * The page's own state reports go up to the server at most this often (ms), the latest one; replies
+ * at once. Within BUSY_MS of a request (a seek waits for the page to settle), as often as the relay
+ * forwards them (every 100 ms).
+ */
 export const STATE_UP_INTERVAL_MS = 1_000;
+export const BUSY_STATE_INTERVAL_MS = 100;
+export const BUSY_MS = 5_000;
+/** How long a view waits before it sends again what the server did not take (ms). */
+export const PUSH_RETRY_MS = 1_000;
 /** How long a teardown waits for the server to hear that the view went (ms). */
 export const TEARDOWN_FLUSH_MS = 2_000;
 
 /**
  * @typedef {object} AppData  what the server writes into the document
  * @property {string} widget  the widget's id on the server (tools are `<widget>__<tool>`)
+ * @property {string} target  the target whose page `html` is
+ * @property {string} uri  this resource's own `ui://` URI (read again when the widget switches target)
  * @property {string} title
  * @property {string} html  the target's page, as the registry assembles it
  * @property {number} height
@@ -206,6 +216,9 @@ export function startAppView(data) {
   let pendingStateEvent = null;
   let stateTimer = /** @type {ReturnType<typeof setTimeout> | null} */ (null);
   let stateSentAt = 0;
+  let requestAt = 0;
+  /** @type {Promise<void> | null} the page of another target being read (select_target ran) */
+  let switching = null;
 
   const rpc = createRpc((message) => window.parent.postMessage(message, "*"), {
     "ui/notifications/tool-input": (params) => {
@@ -303,8 +316,12 @@ export function startAppView(data) {
         stateTimer = null;
         takeStateEvent();
         void push();
-      }, Math.max(0, stateSentAt + STATE_UP_INTERVAL_MS - Date.now()));
+      }, Math.max(0, stateSentAt + stateInterval() - Date.now()));
     }
+  }
+
+  function stateInterval() {
+    return Date.now() - requestAt < BUSY_MS ? BUSY_STATE_INTERVAL_MS : STATE_UP_INTERVAL_MS;
   }
 
   function takeStateEvent() {
@@ -342,6 +359,13 @@ export function startAppView(data) {
   /** @param {Record<string, any>} answer  a sync's structured answer */
   function take(answer) {
     if (!host || stopped) return;
+    if (typeof answer.target === "string" && answer.target !== data.target) {
+      // The widget switched target: its page is read again (the requests wait for it, in order).
+      switching ??= switchTarget(answer.target);
+      const later = { ...answer, target: undefined };
+      void switching.then(() => take(later));
+      return;
+    }
     /** @type {import("../host/host.js").HostOp[]} */
     const ops = [];
     if (answer.values && typeof answer.values === "object" && JSON.stringify(answer.values) !== JSON.stringify(values)) {
@@ -349,7 +373,34 @@ export function startAppView(data) {
       ops.push({ op: "values", values });
     }
     for (const msg of Array.isArray(answer.requests) ? answer.requests : []) ops.push({ op: "send", msg });
+    if (ops.some((op) => op.op === "send")) requestAt = Date.now();
     if (ops.length > 0) host.run(ops);
+  }
+
+  /**
+   * Read this resource again and load the page of the widget's new target (a resources/read through
+   * the host; the data block of the document it answers, parsed without running it).
+   * @param {string} target
+   */
+  async function switchTarget(target) {
+    try {
+      const read = await rpc.request("resources/read", { uri: data.uri });
+      const text = read?.contents?.[0]?.text;
+      const parsed = new DOMParser().parseFromString(String(text ?? ""), "text/html");
+      const block = parsed.getElementById(DATA_ID)?.textContent;
+      const fresh = block ? JSON.parse(block) : null;
+      if (!fresh || fresh.target !== target) throw new Error(`the resource holds ${fresh?.target ?? "nothing"}`);
+      data.target = fresh.target;
+      data.html = fresh.html;
+      data.title = fresh.title;
+      data.tools = fresh.tools;
+      host?.run([{ op: "reload", html: themed(data.html, theme) }]);
+    } catch (err) {
+      say(`the widget switched to ${target}, whose page could not be read: ${errorText(err)}`);
+      data.target = target; // asked once: the requests go on to the page there is
+    } finally {
+      switching = null;
+    }
   }
 
   /**
@@ -374,7 +425,10 @@ export function startAppView(data) {
           const answer = await sync(messages, 0);
           if (!answer.ok) say(`the server refused the view's messages: ${answer.error?.message ?? "?"}`);
         } catch (err) {
+          // Not lost: they go first on the next try (a reply late is a reply; its call has a deadline).
+          outbox.unshift(...messages);
           say(`the server could not be reached: ${errorText(err)}`);
+          if (!stopped) setTimeout(() => void push(), PUSH_RETRY_MS);
           return;
         }
       }

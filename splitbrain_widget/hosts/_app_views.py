@@ -154,6 +154,10 @@ class AppViews(Host):
         """The widget's current values, as a view's relay reads them (its catch-up apply on ready)."""
         return dict(self._widget.values)
 
+    def target_id(self) -> str:
+        """The widget's target now: a view holding another (``select_target`` ran) loads it again."""
+        return str(self._widget.target.id)
+
     # -- inside --------------------------------------------------------------------------------
 
     def _find(self, view_id: str) -> _View:

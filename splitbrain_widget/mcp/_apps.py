@@ -154,6 +154,8 @@ def document(catalog: Catalog, served: Served) -> Any:
     widget = served.widget
     data = {
         "widget": served.id,
+        "target": widget.target_id,
+        "uri": resource_uri(served),
         "title": served.title,
         "height": int(widget.height),
         "values": dict(widget.values),
@@ -176,7 +178,13 @@ async def call(catalog: Catalog, name: str, arguments: dict[str, Any]) -> dict[s
     try:
         if name == ATTACH_TOOL:
             views = _views(catalog, arguments.get("widget"))
-            return {"ok": True, "view_id": views.attach(), "values": views.values(), "poll_s": POLL_S}
+            return {
+                "ok": True,
+                "view_id": views.attach(),
+                "values": views.values(),
+                "target": views.target_id(),
+                "poll_s": POLL_S,
+            }
         view_id = arguments.get("view_id")
         owner = next((v for s in catalog.served() if (v := views_of(s.widget)) is not None and v.knows(view_id)), None)
         if owner is None:
@@ -185,7 +193,7 @@ async def call(catalog: Catalog, name: str, arguments: dict[str, Any]) -> dict[s
         if isinstance(wait_s, bool) or not isinstance(wait_s, int | float) or not 0 <= wait_s <= POLL_S:
             raise AppViewError("invalid_value", f"wait_s: expected seconds from 0 to {POLL_S}, got {wait_s!r}")
         requests = await owner.exchange(str(view_id), arguments.get("messages", []), float(wait_s))
-        return {"ok": True, "requests": requests, "values": owner.values()}
+        return {"ok": True, "requests": requests, "values": owner.values(), "target": owner.target_id()}
     except AppViewError as exc:
         return {"ok": False, "error": {"code": exc.code, "message": str(exc)}}
 

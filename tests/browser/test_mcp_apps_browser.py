@@ -156,8 +156,11 @@ def test_a_chat_host_renders_the_projectile_and_steers_it(chat: Any, widgets: di
     assert json.loads(result["page_data"]["state"])["range"] == pytest.approx(expected, abs=0.01)
     assert widgets["projectile"].values["launch.angle"] == 30
     wait_for(
-        lambda: "applied" in chat.main_frame.child_frames[0].evaluate(
-            "() => document.querySelector('[data-splitbrain-app-status]')?.textContent ?? ''"
+        lambda: (
+            "applied"
+            in chat.main_frame.child_frames[0].evaluate(
+                "() => document.querySelector('[data-splitbrain-app-status]')?.textContent ?? ''"
+            )
         ),
         timeout=10,
         what="the view to show the call's result",
@@ -203,6 +206,42 @@ def test_every_view_the_host_keeps_shows_the_same_values(chat: Any, widgets: dic
     for view in (0, 1):
         chat.evaluate(f"appsHost.teardown({view})")
     wait_for(lambda: widgets["projectile"].views == 0, timeout=10, what="both views to detach")
+
+
+def test_a_goal_is_sought_in_the_view(chat: Any, widgets: dict[str, Any]) -> None:
+    """ "Make it land at 30 m": every try runs on the page in the chat, and the range read there is the goal."""
+    call(chat, "projectile__reset", {})
+    out = call(chat, "projectile__seek", {"observable": "range", "goal": 30, "vary": "launch.speed"})
+    result = out["result"]["structuredContent"]
+    assert result["ok"], result
+    speed = widgets["projectile"].values["launch.speed"]
+    assert speed == pytest.approx(math.sqrt(30 * 9.81), rel=0.01)  # 45 degrees: range = v^2 / g
+    wait_for(lambda: abs(page_state(chat, 1).get("range", 0) - 30) < 0.3, timeout=10, what="the page's own range")
+    for view in (0, 1):
+        chat.evaluate(f"appsHost.teardown({view})")
+
+
+def test_a_view_follows_its_widget_to_another_target(chat: Any, widgets: dict[str, Any]) -> None:
+    call(chat, "euler_fluid__reset", {})
+    out = call(chat, "euler_fluid__select_target", {"target": "pendulum"}, render=False)
+    try:
+        assert out["result"]["structuredContent"]["ok"], out
+        frame = wait_for(
+            lambda: (f := target_frame(chat, 0)).evaluate("() => typeof scene") == "undefined" and f,
+            timeout=15,
+            what="the view to load the pendulum's page",
+        )
+        changed = call(chat, "euler_fluid__set_parameters", {"values": {"pendulum.length": 2}}, render=False)
+        assert changed["result"]["structuredContent"]["ok"], changed
+        state = wait_for(
+            lambda: json.loads(frame.evaluate("() => document.body.dataset.state || '{}'")).get("pendulum.length") == 2,
+            timeout=10,
+            what="the pendulum page to take the length",
+        )
+        assert state
+    finally:
+        widgets["euler_fluid"].select_target(FLUID.page)
+        chat.evaluate("appsHost.teardown(0)")
 
 
 def test_a_bound_third_party_page_is_steered_as_an_app(chat: Any) -> None:
