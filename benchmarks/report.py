@@ -29,6 +29,7 @@ SECTIONS = [
     "steering",
     "security",
     "mcp",
+    "mcp_apps",
 ]
 START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
 READING_PREFIX = "Reading these:"
@@ -320,6 +321,15 @@ def table(r: dict[str, Any]) -> str:
                     f"median: {fig['mcp_over_python']}x (n={m['n']}, alternating)",
                     "mcp",
                 )
+    if "mcp_apps" in r:
+        fig = r["mcp_apps"]
+        a, h = fig["app_ms"], fig["headless_ms"]
+        row(
+            "`set_parameters` from a chat host that renders MCP Apps: the page in the chat's view vs a headless page",
+            f"median {a['median']} ms, p95 {a['p95']} ms; headless page {h['median']} ms median: "
+            f"{fig['app_over_headless']}x (n={a['n']}, alternating)",
+            "mcp_apps",
+        )
     if "headless" in r:
         h = r["headless"]
         rt, sw, adv, dk = h.get("roundtrip_ms"), h.get("sweep"), h.get("advance"), h.get("dask")

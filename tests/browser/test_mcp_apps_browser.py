@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,35 +24,23 @@ from splitbrain_widget.mcp import McpServer
 from splitbrain_widget.mcp._apps import ATTACH_TOOL, SYNC_TOOL, app_target
 
 from .. import hostile
-from ..browser_targets.host import folder_server
+from ..browser_targets.host import apps_host_site
 from ..test_third_party_examples import EXAMPLES
 from .harness import wait_for
 from .test_chat_browser import SCREENSHOTS
 
 pytestmark = pytest.mark.browser
-CLIENTS = Path(__file__).resolve().parents[1] / "mcp_clients"
-ESBUILD = CLIENTS / "node_modules" / ".bin" / "esbuild"
 FLUID = next(e for e in EXAMPLES if e.name == "euler_fluid")
 
 
 @pytest.fixture(scope="module")
 def host_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The test chat host's page, bundled and served from a loopback origin of its own."""
-    if not ESBUILD.exists():
-        pytest.fail(f"{ESBUILD} is missing: run `make mcp-clients` (npm ci in tests/mcp_clients)")
-    site = tmp_path_factory.mktemp("apps-host")
-    subprocess.run(
-        [str(ESBUILD), str(CLIENTS / "apps_host.mjs"), "--bundle", "--format=esm", f"--outfile={site / 'host.js'}"],
-        check=True,
-        capture_output=True,
-    )
-    (site / "index.html").write_text(
-        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>apps host</title></head>'
-        '<body><script type="module" src="host.js"></script></body></html>',
-        encoding="utf-8",
-    )
-    with folder_server(site) as origin:
-        yield origin
+    try:
+        with apps_host_site(tmp_path_factory.mktemp("apps-host")) as origin:
+            yield origin
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +60,7 @@ def widgets(tmp_path_factory: pytest.TempPathFactory, hostile_log: hostile.Reque
     made = {
         "projectile": app_target("projectile"),
         "euler_fluid": app_target(FLUID.page),
-        **{name: app_target(name, targets_dir=pages) for name in HOSTILE},
+        **{name: app_target(name, targets_dir=pages) for name in [*HOSTILE, "raw_flood"]},
     }
     try:
         yield made
@@ -352,4 +338,29 @@ def test_a_hostile_page_served_as_an_app_reaches_nothing(
     assert all("pwned" not in json.dumps(c["params"]) for c in seen["contexts"]), seen["contexts"]
     assert widgets["projectile"].values["launch.angle"] == angle
     chat.evaluate("appsHost.teardown(0)")
+    assert hostile_log.count() == before, f"requests reached the server:\n{hostile_log.seen(before)}"
+
+
+def test_a_flooding_page_is_stopped_by_the_views_message_budget(
+    chat: Any, widgets: dict[str, Any], hostile_log: hostile.RequestLog
+) -> None:
+    """The view's relay is the notebook's: a page posting past 5,000 messages a second is stopped, and
+    the calls that follow say so; the chat and the other widgets go on."""
+    before = hostile_log.count()
+    first = call(chat, "raw_flood__set_parameters", {"values": {"mode": "flood"}})["result"]["structuredContent"]
+    # Its reply and the flood race to the view: answered, or ended by the stop, saying so.
+    assert first["ok"] or (first["error"]["code"] == "not_ready" and "stopped" in first["error"]["message"]), first
+
+    def stopped() -> dict[str, Any] | None:
+        answer = call(chat, "raw_flood__fetch_state", {}, render=False)["result"]["structuredContent"]
+        error = answer.get("error") or {}
+        return answer if "stopped" in error.get("message", "") else None
+
+    answer = wait_for(stopped, timeout=30, what="the flooding page to be stopped")
+    assert answer["error"]["code"] == "not_ready", answer
+    honest = call(chat, "projectile__set_parameters", {"values": {"launch.angle": 33}})
+    assert honest["result"]["structuredContent"]["ok"], honest
+    assert chat.evaluate("appsHost.seen.messages") == []
+    for view in (0, 1):
+        chat.evaluate(f"appsHost.teardown({view})")
     assert hostile_log.count() == before, f"requests reached the server:\n{hostile_log.seen(before)}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -191,6 +192,37 @@ def host_server() -> Iterator[str]:
     """Serve the host page on 127.0.0.1 (a free port) in a thread; yields its URL."""
     with _serving(_Handler, "target-host") as origin:
         yield f"{origin}/host.html"
+
+
+MCP_CLIENTS = Path(__file__).resolve().parents[1] / "mcp_clients"
+
+
+@contextmanager
+def apps_host_site(folder: Path) -> Iterator[str]:
+    """A chat host that renders MCP Apps (``tests/mcp_clients/apps_host.mjs``: ext-apps' AppBridge with
+    the official client), bundled by esbuild into ``folder`` and served from a loopback origin of its
+    own; yields the origin (the page is ``<origin>/index.html``, its API ``window.appsHost``)."""
+    esbuild = MCP_CLIENTS / "node_modules" / ".bin" / "esbuild"
+    if not esbuild.exists():
+        raise RuntimeError(f"{esbuild} is missing: run `make mcp-clients` (npm ci in tests/mcp_clients)")
+    subprocess.run(
+        [
+            str(esbuild),
+            str(MCP_CLIENTS / "apps_host.mjs"),
+            "--bundle",
+            "--format=esm",
+            f"--outfile={folder / 'host.js'}",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (folder / "index.html").write_text(
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>apps host</title></head>'
+        '<body><script type="module" src="host.js"></script></body></html>',
+        encoding="utf-8",
+    )
+    with folder_server(folder) as origin:
+        yield origin
 
 
 @contextmanager

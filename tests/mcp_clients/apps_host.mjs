@@ -143,9 +143,17 @@ async function render(tool, uri, options) {
   return view;
 }
 
+/** One call of the model's, timed in the page: what a chat waits for (no view rendered for it). */
+async function timed(name, args) {
+  const started = performance.now();
+  const result = await client.callTool({ name, arguments: args });
+  return { ms: performance.now() - started, ok: Boolean(result.structuredContent?.ok) };
+}
+
 window.appsHost = {
   connect,
   call,
+  timed,
   seen,
   views: () => views.length,
   /** The view's own tools (app-provided tools, the draft extension). */
