@@ -401,3 +401,19 @@ def test_the_cli_serves_app_targets_over_stdio_without_a_browser() -> None:
     assert by_name["projectile__set_parameters"].meta["ui"]["resourceUri"] == "ui://splitbrain/projectile"  # type: ignore[index]
     assert ATTACH_TOOL in by_name and "projectile__advance" not in by_name  # a chat's page runs in real time
     assert "ui://splitbrain/projectile" in resources
+
+
+def test_a_server_of_every_live_widget_serves_an_app_widget_before_any_view(projectile: sb.TargetWidget) -> None:
+    """Its views come with the calls, so it cannot wait for one to be listed (a notebook widget waits
+    for its view to attach)."""
+    running = sb.serve_mcp()
+    try:
+
+        async def go() -> list[str]:
+            async with client(running) as session:
+                return [t.name for t in (await session.list_tools()).tools]
+
+        names = run(go())
+    finally:
+        running.stop()
+    assert projectile.views == 0 and "projectile__set_parameters" in names and ATTACH_TOOL in names

@@ -75,7 +75,7 @@ def ui_csp(served: Served) -> dict[str, list[str]]:
 
 def tool_meta(tool: McpTool) -> dict[str, Any] | None:
     """``_meta`` of a served tool: the page beside a call that changes it, where the page is an App's."""
-    if tool.spec.read_only or views_of(tool.served.widget) is None:
+    if not renders_page(tool.served, tool.spec.name):
         return None
     uri = resource_uri(tool.served)
     return {"ui": {"resourceUri": uri}, "ui/resourceUri": uri}  # the flat key: hosts of the first drafts

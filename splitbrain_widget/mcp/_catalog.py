@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..agent import Skill, ToolSpec, offers, scope_of, specs_for
 from ..widget import TargetWidget, live_widgets
+from ._apps import views_of
 
 SEPARATOR = "__"
 MAX_ID = 40  # characters of a widget's id (tool names stay within 64, what OpenAI-style clients take)
@@ -52,7 +53,8 @@ def _slug(text: str) -> str:
 
 class Catalog:
     """The served widgets: the ones given (``widgets``), or (None) every widget of the process that can
-    answer now: displayed (a view attached) or on a headless page, and the ones added by name.
+    answer now: displayed (a view attached), on a headless page, an MCP App's (its views come with the
+    calls), and the ones added by name.
 
     A widget that is neither (made but not displayed, or left behind by a cell run again: the widget
     registry keeps it until it is closed) is not offered, so a client never sees tools that can only
@@ -103,7 +105,7 @@ class Catalog:
             live = [w for w in live if w in given]
         else:
             pinned = self._pinned
-            live = [w for w in live if w in pinned or w.views > 0 or w.can_advance]
+            live = [w for w in live if w in pinned or w.views > 0 or w.can_advance or views_of(w) is not None]
         return [Served(self._id(w), w) for w in live]
 
     def find(self, widget_id: str) -> Served | None:
