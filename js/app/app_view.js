@@ -48,6 +48,8 @@ export const CONTEXT_CHARS = 4_000;
 export const STATE_UP_INTERVAL_MS = 1_000;
 export const BUSY_STATE_INTERVAL_MS = 100;
 export const BUSY_MS = 5_000;
+/** How long the poll loop waits for the replies to the requests it took before it polls again (ms). */
+export const REPLY_WAIT_MS = 2_000;
 /** How long a view waits before it sends again what the server did not take (ms). */
 export const PUSH_RETRY_MS = 1_000;
 /** How long a teardown waits for the server to hear that the view went (ms). */
@@ -205,6 +207,12 @@ export function startAppView(data) {
   /** @type {unknown[]} the view's messages waiting to go up */
   const outbox = [];
   let pushing = false;
+  /** whether the poll loop's long poll is out (messages then go up in a push of their own) */
+  let polling = false;
+  /** @type {Set<string>} requests the page was given and has not answered yet */
+  const awaiting = new Set();
+  /** @type {(() => void) | null} wakes the poll loop waiting for replies */
+  let loopWaiter = null;
   let height = data.height;
   /** @type {string} the theme the page was loaded with ("" for the reader's own) */
   let theme = "";
@@ -301,6 +309,7 @@ export function startAppView(data) {
     for (const message of batch) {
       const m = /** @type {Record<string, any>} */ (message);
       if (m?.kind === "reply" && m.ok && m.state) noteState(m.state);
+      if (m?.kind === "reply") replied(String(m.id));
       if (m?.kind === "event" && m.type === "state") {
         if (m.payload) noteState(m.payload);
         pendingStateEvent = message;
@@ -310,14 +319,55 @@ export function startAppView(data) {
       outbox.push(message);
       urgent = true;
     }
-    if (urgent) void push();
+    if (urgent) send();
     else if (pendingStateEvent && !stateTimer) {
       stateTimer = setTimeout(() => {
         stateTimer = null;
         takeStateEvent();
-        void push();
+        // Idle, a report rides with the next poll; busy (a seek waits for the page), it goes now.
+        if (!polling || Date.now() - requestAt < BUSY_MS) send();
       }, Math.max(0, stateSentAt + stateInterval() - Date.now()));
     }
+  }
+
+  /**
+   * Messages to go up: the poll loop carries them on its next sync, unless its long poll is out (then
+   * a push of their own). One connection per view where it can: a browser-based host has six per
+   * server, and calls waiting for views hold some of them.
+   */
+  function send() {
+    if (polling) void push();
+    else wakeLoop();
+  }
+
+  /** @param {string} id  a request the page answered */
+  function replied(id) {
+    awaiting.delete(id);
+    if (awaiting.size === 0) wakeLoop();
+  }
+
+  function wakeLoop() {
+    const wake = loopWaiter;
+    loopWaiter = null;
+    wake?.();
+  }
+
+  /**
+   * Until the requests taken are answered (or `ms` pass): their replies go up with the next poll.
+   * @param {number} ms
+   */
+  function repliesOrTimeout(ms) {
+    if (awaiting.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        loopWaiter = null;
+        resolve(undefined);
+      }, ms);
+      loopWaiter = () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      };
+    });
   }
 
   function stateInterval() {
@@ -372,7 +422,10 @@ export function startAppView(data) {
       values = answer.values;
       ops.push({ op: "values", values });
     }
-    for (const msg of Array.isArray(answer.requests) ? answer.requests : []) ops.push({ op: "send", msg });
+    for (const msg of Array.isArray(answer.requests) ? answer.requests : []) {
+      ops.push({ op: "send", msg });
+      if (typeof msg?.id === "string") awaiting.add(msg.id);
+    }
     if (ops.some((op) => op.op === "send")) requestAt = Date.now();
     if (ops.length > 0) host.run(ops);
   }
@@ -437,21 +490,33 @@ export function startAppView(data) {
     }
   }
 
+  /**
+   * The view's channel: each sync carries what waits in the outbox up and long-polls for requests;
+   * after requests came, the next sync waits (up to REPLY_WAIT_MS) for their replies and carries them.
+   */
   async function poll() {
     let failures = 0;
     while (!stopped) {
+      await repliesOrTimeout(REPLY_WAIT_MS);
+      if (stopped) return;
+      takeStateEvent();
+      const messages = outbox.splice(0, MAX_BATCH);
+      polling = true;
       try {
-        const answer = await sync([], data.poll_s);
+        const answer = await sync(messages, outbox.length > 0 ? 0 : data.poll_s);
         if (!answer.ok) {
           say(`the server refused this view: ${answer.error?.message ?? "?"}`);
           return;
         }
         failures = 0;
       } catch (err) {
+        outbox.unshift(...messages); // not lost: they go first on the next try
         if (stopped) return;
         failures += 1;
         say(`the server could not be reached (${failures}): ${errorText(err)}`);
         await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 500 * 2 ** failures)));
+      } finally {
+        polling = false;
       }
     }
   }

@@ -28,7 +28,7 @@ from typing import Any
 from ..core._seam import Host, Hosted
 from ..protocol import MAX_MESSAGE_BYTES, ErrorCode, RequestMessage
 
-POLL_S = 20.0  # the longest one exchange waits for a request (a host's own request timeout is ~60 s)
+POLL_S = 5.0  # the longest wait of one exchange: each view holds a connection of its host meanwhile
 STALE_S = POLL_S + 15.0  # a view silent this long is gone
 MAX_MESSAGES = 256  # messages one exchange may bring
 MAX_QUEUED = 1024  # requests queued for a view that stopped asking (the oldest go first)

@@ -194,6 +194,35 @@ def test_every_view_the_host_keeps_shows_the_same_values(chat: Any, widgets: dic
     wait_for(lambda: widgets["projectile"].views == 0, timeout=10, what="both views to detach")
 
 
+def test_bursts_of_parallel_calls_leave_every_view_holding_what_the_server_holds(
+    chat: Any, widgets: dict[str, Any]
+) -> None:
+    """Rounds of four calls at once (a model's parallel tool calls) through two views: every one
+    answered, and each page ends on the values the server ends on, whatever order the calls took.
+    Four: this host is a browser page talking HTTP/1.1 to the server, six connections at most, and
+    each view's long poll holds one (docs/mcp.md, *MCP Apps*)."""
+    call(chat, "projectile__reset", {})
+    call(chat, "projectile__set_parameters", {"values": {"launch.speed": 21}})
+    for round_ in range(5):
+        burst = [
+            {"values": {"launch.angle": 10 + 7 * round_ + i, "launch.speed": 5 + 4 * round_ + i}} for i in range(4)
+        ]
+        assert chat.evaluate("([n, a]) => appsHost.burst(n, a)", ["projectile__set_parameters", burst]) == 4
+    held = widgets["projectile"].values
+    for view in (0, 1):
+        wait_for(
+            lambda v=view: (
+                (s := page_state(chat, v))["launch.angle"] == held["launch.angle"]
+                and s["launch.speed"] == held["launch.speed"]
+            ),
+            timeout=15,
+            what=f"view {view} to hold the server's values",
+            describe=lambda v=view: f"{page_state(chat, v)} vs {dict(held)}",
+        )
+    for view in (0, 1):
+        chat.evaluate(f"appsHost.teardown({view})")
+
+
 def test_a_goal_is_sought_in_the_view(chat: Any, widgets: dict[str, Any]) -> None:
     """ "Make it land at 30 m": every try runs on the page in the chat, and the range read there is the goal."""
     call(chat, "projectile__reset", {})

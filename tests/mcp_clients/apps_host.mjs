@@ -150,10 +150,19 @@ async function timed(name, args) {
   return { ms: performance.now() - started, ok: Boolean(result.structuredContent?.ok) };
 }
 
+/** `count` calls at once (a model's parallel tool calls): how many were answered ok. */
+async function burst(name, argsList) {
+  const results = await Promise.all(argsList.map((args) => client.callTool({ name, arguments: args })));
+  const failed = results.filter((r) => !r.structuredContent?.ok).map((r) => r.structuredContent?.error ?? r.content);
+  if (failed.length) console.warn("BURST", JSON.stringify(failed));
+  return results.length - failed.length;
+}
+
 window.appsHost = {
   connect,
   call,
   timed,
+  burst,
   seen,
   views: () => views.length,
   /** The view's own tools (app-provided tools, the draft extension). */
