@@ -11,6 +11,8 @@ served widgets, for either transport.
 - **Resources**: ``splitbrain://<id>/manifest`` and ``splitbrain://<id>/state`` (subscribable: an
   update at most every :data:`STATE_THROTTLE_S` while the page reports).
 - **Prompts**: each served target's skills, ``<id>__<skill>``.
+- **MCP Apps** (:mod:`._apps`): an App widget's ``ui://`` resource, ``_meta.ui`` on its tools that
+  change the page, and the two tools only its views call.
 
 When widgets come or go, or one switches target, every connected client gets ``list_changed`` for
 tools, resources and prompts.
