@@ -65,7 +65,7 @@ tests/mcp_clients/node_modules/.package-lock.json: tests/mcp_clients/package-loc
 
 mcp-clients: tests/mcp_clients/node_modules/.package-lock.json
 
-browser: $(STAMP) $(if $(shell command -v npm),mcp-clients)
+browser: $(STAMP) $(if $(shell command -v npm),mcp-clients js/node_modules/.package-lock.json)
 	$(PY) -m pytest -q -m browser --durations=30 tests
 
 ## make notebooks: nbval on notebooks/, their calls on headless pages (notebooks/conftest.py: skips without Chromium)

@@ -46,6 +46,35 @@ export const MAX_ERROR_TEXT = 500;
  */
 export const THEME_ATTR = "data-splitbrain-theme";
 
+/**
+ * The attribute of a target page's `<html>` that says the reader asked for reduced motion ("reduce"):
+ * the notebook view sets it from the notebook page's `prefers-reduced-motion`, the kit reads it.
+ */
+export const MOTION_ATTR = "data-splitbrain-motion";
+
+/**
+ * How the page around a target looks: its colour scheme ("" for the reader's own) and whether the
+ * reader asked for reduced motion.
+ * @typedef {object} Look
+ * @property {"light" | "dark" | ""} [theme]
+ * @property {boolean} [reducedMotion]
+ */
+
+/**
+ * The page with its `<html>` saying the look of the page around it ({@link THEME_ATTR},
+ * {@link MOTION_ATTR}): the registry's page opens with its doctype (if any), then `<html><head>` of
+ * ours (manifest/_page.py `_before_page`), so the attributes go on that tag.
+ * @param {string} html
+ * @param {Look} look
+ * @returns {string}
+ */
+export function withLook(html, look) {
+  const attrs = [];
+  if (look.theme === "light" || look.theme === "dark") attrs.push(`${THEME_ATTR}="${look.theme}"`);
+  if (look.reducedMotion) attrs.push(`${MOTION_ATTR}="reduce"`);
+  return attrs.length ? html.replace(/<html>/i, `<html ${attrs.join(" ")}>`) : html;
+}
+
 /** Most messages the target API buffers before the target calls `SplitBrain.ready()`. */
 export const MAX_BUFFERED = 10000;
 

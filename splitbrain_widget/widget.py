@@ -657,6 +657,8 @@ class TargetWidget(anywidget.AnyWidget):
                     path: p.model_dump(mode="json", exclude_none=True) for path, p in manifest.parameters.items()
                 },
                 "observables": {k: o.model_dump(exclude_none=True) for k, o in manifest.observables.items()},
+                # a bound page has controls of its own: its frame is a tab stop (a canvas page's is not)
+                "operable": manifest.bound,
                 # the panel's buttons: how each action is named and described, never how it is bound
                 "actions": {
                     name: a.model_dump(include={"label", "description"}, exclude_none=True)

@@ -24,7 +24,7 @@
  * widget's tools with the server's schemas, and `tools/call` runs the server's tool of that name.
  */
 import { createHost } from "../host/host.js";
-import { THEME_ATTR, errorText } from "../protocol.js";
+import { errorText, withLook } from "../protocol.js";
 
 /** The MCP Apps protocol version this view speaks. */
 export const APP_PROTOCOL_VERSION = "2026-01-26";
@@ -163,8 +163,7 @@ export function createRpc(post, handlers) {
  * @param {unknown} theme
  */
 export function themed(html, theme) {
-  if (theme !== "light" && theme !== "dark") return html;
-  return html.replace(/<html>/i, `<html ${THEME_ATTR}="${theme}">`);
+  return theme === "light" || theme === "dark" ? withLook(html, { theme }) : html;
 }
 
 /**

@@ -41,6 +41,8 @@ export const LOADED_GRACE_MS = 1_000;
  * @param {string} opts.viewId
  * @param {() => string} opts.html  the page (target API injected), read at each load
  * @param {() => string} opts.frameTitle  the iframe's title attribute
+ * @param {boolean} [opts.focusable]  whether the frame is a tab stop (default true); a page with nothing to
+ *   operate by keyboard (a canvas) is not one
  * @param {() => number} opts.height  CSS pixels
  * @param {(msg: any) => void} opts.sendToKernel
  * @param {() => Record<string, unknown>} opts.currentValues  the `values` trait
@@ -70,6 +72,7 @@ export function mountTargetFrame(opts) {
     frame.setAttribute("sandbox", "allow-scripts");
     frame.setAttribute("referrerpolicy", "no-referrer");
     frame.setAttribute("title", opts.frameTitle());
+    if (opts.focusable === false) frame.tabIndex = -1;
     frame.setAttribute(TARGET_FRAME_ATTR, "");
     frame.name = nonce;
     frame.style.height = `${opts.height()}px`;

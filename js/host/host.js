@@ -118,6 +118,7 @@ export function sampleCount(ms, every) {
  * @property {boolean} [attach]  send the view's `attached` event (a headless host, which is the view)
  * @property {number} [height]  iframe height in CSS pixels
  * @property {string} [title]  the target iframe's title attribute
+ * @property {boolean} [focusable]  whether the target iframe is a tab stop (default true)
  */
 
 /**
@@ -172,6 +173,7 @@ export function createHost(opts) {
     viewId,
     html: () => html,
     frameTitle: () => opts.title ?? "splitbrain headless target",
+    focusable: opts.focusable,
     height: () => height,
     currentValues: () => values,
     signal: controller.signal,

@@ -24,7 +24,7 @@
  * for the node tests.
  */
 
-import { THEME_ATTR } from "../protocol.js";
+import { MOTION_ATTR, THEME_ATTR } from "../protocol.js";
 
 /** @typedef {import("./target_api.js").SplitBrainApi} SplitBrainApi */
 /** @typedef {import("./target_api.js").HandlerContext} HandlerContext */
@@ -36,6 +36,12 @@ export const FONT_SMALL = `11px ${FAMILY}`;
 export const FONT_BOLD = `600 12px ${FAMILY}`;
 export const REPORT_INTERVAL_MS = 100; // at most 10 state reports per second
 export const MAX_FRAME_S = 0.1; // a longer gap between frames (GC, a busy tab) is not simulated
+/** With reduced motion the loop draws this often (twice a second); the physics runs at its own pace. */
+export const REDUCED_MOTION_INTERVAL_MS = 500;
+/** The longest real time one reduced-motion tick simulates (a slower tick loses the rest, like a hidden tab). */
+const MAX_REDUCED_TICK_S = 1;
+/** A canvas's text alternative changes at most this often (the latest text wins). */
+export const TEXT_ALTERNATIVE_INTERVAL_MS = 1000;
 const COLOR_NAMES = /** @type {const} */ ([
   "bg", "fg", "muted", "grid", "axis", "ground", "halo", "c1", "c2", "c3", "c4", "c5", "c6",
 ]);
@@ -106,6 +112,8 @@ export const KIT_CSS = `
   .sb-panel dd.unit { text-align: left; color: var(--muted); }
   @media (max-width: 420px) { .sb-panel { font-size: 11px; min-width: 0; padding: 4px 7px; } }
   .sb-missing { margin: 0; padding: 1em; color: #b00020; font: 13px/1.4 var(--font); }
+  .sb-text-alternative { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden;
+    clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; border: 0; }
 `;
 
 /** @typedef {typeof COLOR_NAMES[number]} ColorName */
@@ -417,6 +425,17 @@ export function random(seed) {
  */
 
 /**
+ * A panel row's value as the text alternative says it: "range 35.3 m".
+ * @param {string} label
+ * @param {string} shown  the value as the panel shows it
+ * @param {string} [unit]
+ * @returns {string}
+ */
+export function spokenRow(label, shown, unit) {
+  return `${label} ${shown}${unit && shown !== "" && shown !== "—" ? ` ${unit}` : ""}`;
+}
+
+/**
  * Insert KIT_CSS as the first element of the document's head.
  * @param {Document} doc
  * @returns {HTMLStyleElement}
@@ -509,6 +528,61 @@ export function createKit(win) {
     themeListeners.push(fn);
   }
 
+  // ---- motion: the view's word (MOTION_ATTR), else the reader's own setting ----------------------
+  const motionQuery = win.matchMedia("(prefers-reduced-motion: reduce)");
+  /** Whether the reader asked for reduced motion: the loop then draws twice a second, not every frame. */
+  function reducedMotion() {
+    return doc.documentElement.getAttribute(MOTION_ATTR) === "reduce" || motionQuery.matches;
+  }
+  /** @type {(() => void)[]} */
+  const motionListeners = [];
+  motionQuery.addEventListener("change", () => {
+    for (const fn of motionListeners) fn();
+  });
+
+  /**
+   * The look the page is shown in: its colour scheme and whether motion is reduced.
+   * @returns {{theme: "light" | "dark", reducedMotion: boolean}}
+   */
+  function look() {
+    return { theme: colors.dark ? "dark" : "light", reducedMotion: reducedMotion() };
+  }
+
+  // ---- the text alternative -------------------------------------------------------------------
+  /**
+   * A text alternative for `element` (a canvas): a visually hidden paragraph that describes what it
+   * shows now, linked by `aria-describedby`, written at most every TEXT_ALTERNATIVE_INTERVAL_MS (the
+   * latest text wins). Not a live region: the widget around the page announces changes when asked.
+   * @param {Element} element
+   * @returns {{update: (text: string) => void, text: () => string}}
+   */
+  function textAlternative(element) {
+    const p = doc.createElement("p");
+    p.className = "sb-text-alternative";
+    p.id = `sb-text-${Math.random().toString(36).slice(2, 10)}`;
+    (element.parentElement ?? doc.body).append(p);
+    element.setAttribute("aria-describedby", p.id);
+    let pending = "";
+    let lastAt = -Infinity;
+    /** @type {ReturnType<typeof setTimeout> | 0} */
+    let timer = 0;
+    const write = () => {
+      timer = 0;
+      lastAt = performance.now();
+      if (p.textContent !== pending) p.textContent = pending;
+    };
+    return {
+      update(text) {
+        pending = text;
+        if (timer) return;
+        const wait = lastAt + TEXT_ALTERNATIVE_INTERVAL_MS - performance.now();
+        if (wait <= 0) write();
+        else timer = setTimeout(write, wait);
+      },
+      text: () => p.textContent ?? "",
+    };
+  }
+
   // ---- canvas ---------------------------------------------------------------------------------
   /**
    * Size `canvas` to its CSS box times devicePixelRatio; drawing stays in CSS pixels.
@@ -543,15 +617,20 @@ export function createKit(win) {
 
   // ---- the loop -------------------------------------------------------------------------------
   /**
-   * The animation loop: `frame(realSeconds, now)` once per requestAnimationFrame, stopped while
-   * the document is hidden and restarted (without a time jump) when it is visible again.
-   * window.__frames counts frames; window.__fps is the rate over the last ~2 s; window.__frameMs
-   * is the script time one frame takes (simulation and drawing, averaged).
-   * @param {(seconds: number, now: number) => void} frame  `seconds` is at most MAX_FRAME_S
+   * The animation loop: `frame(realSeconds, now, shown)` once per requestAnimationFrame, stopped while
+   * the document is hidden and restarted (without a time jump) when it is visible again. With reduced
+   * motion it ticks every REDUCED_MOTION_INTERVAL_MS instead, simulating the time since the last tick
+   * in steps of at most MAX_FRAME_S (`shown` true for the last step only: draw then), so the physics
+   * and the observables keep their pace while the picture changes twice a second.
+   * window.__frames counts ticks; window.__fps is the rate over the last ~2 s; window.__frameMs
+   * is the script time one tick takes (simulation and drawing, averaged).
+   * @param {(seconds: number, now: number, shown: boolean) => void} frame  `seconds` is at most MAX_FRAME_S
    * @returns {{start: () => void, stop: () => void}}
    */
   function loop(frame) {
     let request = 0;
+    /** @type {ReturnType<typeof setTimeout> | 0} the reduced-motion tick's timer */
+    let timer = 0;
     /** @type {number | null} */
     let last = null;
     let failed = false;
@@ -561,9 +640,14 @@ export function createKit(win) {
     figures.__fps = 0;
     figures.__fpsSpan = 0;
     figures.__frameMs = 0;
+    function next() {
+      if (reducedMotion()) timer = setTimeout(() => tick(performance.now()), REDUCED_MOTION_INTERVAL_MS);
+      else request = requestAnimationFrame(tick);
+    }
     /** @param {number} now */
     function tick(now) {
       request = 0;
+      timer = 0;
       if (doc.hidden) return;
       figures.__frames += 1;
       stamps.push(now);
@@ -571,32 +655,46 @@ export function createKit(win) {
       const span = now - stamps[0];
       figures.__fpsSpan = span;
       figures.__fps = span > 0 ? Math.round(((stamps.length - 1) * 10000) / span) / 10 : 0;
-      const seconds = last === null ? 0 : Math.min((now - last) / 1000, MAX_FRAME_S);
+      const reduced = reducedMotion();
+      let left = last === null ? 0 : Math.min((now - last) / 1000, reduced ? MAX_REDUCED_TICK_S : MAX_FRAME_S);
       last = now;
       const began = performance.now();
       try {
-        frame(seconds, now);
+        do {
+          const seconds = Math.min(left, MAX_FRAME_S);
+          left -= seconds;
+          frame(seconds, now, left <= 1e-9);
+        } while (left > 1e-9);
       } catch (err) {
         if (!failed) console.error(err);
         failed = true;
       }
       // script time per frame (ms), an exponential average: the page's own cost, whatever the fps
       figures.__frameMs += 0.05 * (performance.now() - began - figures.__frameMs);
-      request = requestAnimationFrame(tick);
+      next();
     }
     function start() {
-      if (request || doc.hidden) return;
+      if (request || timer || doc.hidden) return;
       last = null;
       stamps.length = 0;
-      request = requestAnimationFrame(tick);
+      next();
       doc.body.dataset.running = "true";
+      doc.body.dataset.motion = reducedMotion() ? "reduced" : "full";
     }
     function stop() {
       if (request) cancelAnimationFrame(request);
+      if (timer) clearTimeout(timer);
       request = 0;
+      timer = 0;
       doc.body.dataset.running = "false";
     }
     doc.addEventListener("visibilitychange", () => (doc.hidden ? stop() : start()));
+    // the reader changed the setting: the next tick comes the new way
+    motionListeners.push(() => {
+      if (!request && !timer) return;
+      stop();
+      start();
+    });
     return { start, stop };
   }
 
@@ -736,7 +834,7 @@ export function createKit(win) {
    * @param {HTMLElement} element  emptied first
    * @param {string} title
    * @param {PanelRow[]} rows
-   * @returns {{update: (state: any) => void, tag: (str: string) => void}}
+   * @returns {{update: (state: any) => void, tag: (str: string) => void, spoken: () => string}}
    */
   function panel(element, title, rows) {
     element.textContent = "";
@@ -772,6 +870,8 @@ export function createKit(win) {
       tag(str) {
         if (tag.textContent !== str) tag.textContent = str;
       },
+      /** the rows as a sentence: "angle 30 deg, range 35.3 m" */
+      spoken: () => cells.map((c) => spokenRow(c.row.label, c.shown ?? "", c.row.unit)).join(", "),
     };
   }
 
@@ -789,18 +889,21 @@ export function createKit(win) {
    * @returns {{start: () => void, stop: () => void}}  the loop (it runs already)
    */
   function run(SplitBrain, P, o) {
-    const frames = loop((seconds, now) => {
+    const frames = loop((seconds, now, shown) => {
       o.frame(seconds, now);
-      if (!headlessClock()?.unseen) o.draw();
+      if (shown && !headlessClock()?.unseen) o.draw();
       o.report.tick(now);
     });
     onTheme(() => o.draw());
+    // a change is drawn at once, also when the loop draws only twice a second (reduced motion)
     SplitBrain.onApply((values, ctx) => {
       o.apply(P.changes(ctx));
+      o.draw();
       return o.report.fresh();
     });
     SplitBrain.onReset((defaults, ctx) => {
       o.reset({ ...P.defaults, ...P.changes(ctx) });
+      o.draw();
       return o.report.fresh();
     });
     SplitBrain.onState(() => o.report.fresh());
@@ -865,10 +968,12 @@ export function createKit(win) {
     const sim = setup({ P, surface: surf, colors });
     resize = sim.resize;
     const info = panel(parts.panel, spec.title, spec.rows);
+    const words = textAlternative(parts.canvas);
     const { tag } = spec;
     const report = reporter(SplitBrain, sim.snapshot, (state) => {
       info.update(state);
       if (tag) info.tag(tag(state));
+      words.update(`${spec.title}: ${info.spoken()}.`);
     });
     const { draw, frame } = sim;
     let values = { ...P.defaults };
@@ -888,8 +993,8 @@ export function createKit(win) {
   }
 
   return Object.freeze({
-    FONT, FONT_SMALL, FONT_BOLD, colors, onTheme, alpha, targetApi, surface, params, fixedStep, loop, reporter,
-    round, fmt, ticks, text, arrow, scaleBar, panel, random, run, stage, target,
+    FONT, FONT_SMALL, FONT_BOLD, colors, onTheme, look, textAlternative, alpha, targetApi, surface, params, fixedStep,
+    loop, reporter, round, fmt, ticks, text, arrow, scaleBar, panel, random, run, stage, target,
   });
 }
 

@@ -9,12 +9,12 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import vm from "node:vm";
 
-import { THEME_ATTR } from "../protocol.js";
-import { KIT_CSS, alpha, createKit, fixedStep, fmt, params, random, round, ticks } from "../page/kit.js";
+import { MOTION_ATTR, THEME_ATTR } from "../protocol.js";
+import { KIT_CSS, REDUCED_MOTION_INTERVAL_MS, alpha, createKit, fixedStep, fmt, params, random, round, spokenRow, ticks } from "../page/kit.js";
 
 /** The members of window.Kit: the API the pages used when each carried a copy, plus run, stage and target. */
 const KIT_API = [
-  "FONT", "FONT_SMALL", "FONT_BOLD", "colors", "onTheme", "alpha", "targetApi", "surface", "params", "fixedStep",
+  "FONT", "FONT_SMALL", "FONT_BOLD", "colors", "onTheme", "look", "textAlternative", "alpha", "targetApi", "surface", "params", "fixedStep",
   "loop", "reporter", "round", "fmt", "ticks", "text", "arrow", "scaleBar", "panel", "random", "run", "stage",
   "target",
 ];
@@ -72,7 +72,10 @@ function fakePage(opts = {}) {
         headChildren.splice(before ? headChildren.indexOf(before) : headChildren.length, 0, node);
       },
     },
-    documentElement: { lang: "", getAttribute: (/** @type {string} */ name) => (name === THEME_ATTR ? opts.theme ?? null : null) },
+    documentElement: {
+      lang: "",
+      getAttribute: (/** @type {string} */ name) => (name === THEME_ATTR ? opts.theme ?? null : name === MOTION_ATTR ? opts.motion ?? null : null),
+    },
     /** @type {any} null until the parser gets to the body, with `noBody` */
     body: opts.noBody ? null : body,
     createElement: element,
@@ -99,7 +102,10 @@ function fakePage(opts = {}) {
     document,
     SplitBrain: opts.SplitBrain,
     devicePixelRatio: 1,
-    matchMedia: () => ({ matches: Boolean(opts.dark), addEventListener() {} }),
+    matchMedia: (/** @type {string} */ query) => ({
+      matches: query.includes("color-scheme") ? Boolean(opts.dark) : Boolean(query.includes("reduced-motion") && opts.reducedMotion),
+      addEventListener() {},
+    }),
     getComputedStyle: () => ({
       getPropertyValue: (/** @type {string} */ name) => ` ${vars[/** @type {keyof typeof vars} */ (name.slice(2))] ?? ""} `,
     }),
@@ -294,6 +300,84 @@ describe("createKit on a page", () => {
   });
 });
 
+describe("reduced motion: the physics keeps its pace, the picture changes twice a second", () => {
+  /**
+   * @param {{motion?: string, reducedMotion?: boolean}} look
+   */
+  function runOn(look) {
+    const { calls, handlers, SplitBrain } = fakeApi();
+    const timers = /** @type {{fn: () => void, ms: number}[]} */ ([]);
+    const saved = globalThis.setTimeout;
+    globalThis.setTimeout = /** @type {any} */ ((/** @type {() => void} */ fn, /** @type {number} */ ms) => timers.push({ fn, ms }));
+    const page = kitOnFakePage({ SplitBrain, ...look });
+    const P = page.kit.params({ "a.x": { type: "number", value: 1, min: 0, max: 10 } });
+    let values = { ...P.defaults };
+    const report = page.kit.reporter(page.kit.targetApi("t"), () => ({ ...values }));
+    page.kit.run(page.kit.targetApi("t"), P, {
+      report,
+      draw: () => calls.push("draw"),
+      frame: (seconds) => calls.push(`frame ${Math.round(seconds * 1000) / 1000}`),
+      apply: (changes) => void (values = { ...values, ...changes }),
+      reset: (all) => void (values = all),
+    });
+    const restore = () => {
+      globalThis.setTimeout = saved;
+      page.restore();
+    };
+    return { calls, handlers, timers, page, restore };
+  }
+
+  for (const [why, look] of /** @type {const} */ ([
+    ["the view says so (MOTION_ATTR)", { motion: "reduce" }],
+    ["the reader's own setting", { reducedMotion: true }],
+  ])) {
+    test(`ticks on a timer, simulating the time between ticks in steps, drawing once: ${why}`, () => {
+      const { calls, handlers, timers, page, restore } = runOn(look);
+      try {
+        assert.equal(page.frames.pending.size, 0, "no animation frame is asked for");
+        assert.equal(timers.length, 1);
+        assert.equal(timers[0].ms, REDUCED_MOTION_INTERVAL_MS);
+        assert.equal(page.document.body.dataset.motion, "reduced");
+        const realNow = performance.now;
+        let now = 1000;
+        performance.now = () => now;
+        try {
+          calls.length = 0;
+          timers.shift()?.fn(); // the first tick: no time passed yet
+          now = 1250;
+          timers.shift()?.fn(); // 250 ms later: three steps of at most 0.1 s, one drawing
+          assert.deepEqual(calls, ["frame 0", "draw", "frame 0.1", "frame 0.1", "frame 0.05", "draw"]);
+        } finally {
+          performance.now = realNow;
+        }
+        calls.length = 0;
+        handlers.apply({}, ctxOf({ "a.x": 3 }));
+        assert.deepEqual(calls, ["draw"], "a change is drawn at once, not at the next tick");
+      } finally {
+        restore();
+      }
+    });
+  }
+
+  test("without it, one frame per animation frame, as before", () => {
+    const { timers, page, restore } = runOn({});
+    try {
+      assert.equal(page.frames.pending.size, 1);
+      assert.equal(timers.length, 0);
+      assert.equal(page.document.body.dataset.motion, "full");
+      assert.deepEqual(page.kit.look(), { theme: "light", reducedMotion: false });
+    } finally {
+      restore();
+    }
+  });
+});
+
+test("a panel row in words: its label, the value shown, its unit (none for no value)", () => {
+  assert.equal(spokenRow("range", "35.3", "m"), "range 35.3 m");
+  assert.equal(spokenRow("mode", "auto"), "mode auto");
+  assert.equal(spokenRow("period", "—", "s"), "period —");
+});
+
 /** A page's declaration for Kit.target: two parameters, a panel of one row. */
 const SPEC = {
   label: "A dot",
@@ -333,7 +417,10 @@ describe("target: a whole page from its setup and its declaration", () => {
       assert.equal(stage.id, "stage");
       const [canvas, panel] = stage.children;
       assert.equal(canvas.id, "view");
-      assert.deepEqual(canvas.attributes, { role: "img", "aria-label": "A dot" });
+      const words = [...stage.children, ...document.body.children].find((c) => c.className === "sb-text-alternative");
+      assert.deepEqual(canvas.attributes, { role: "img", "aria-label": "A dot", "aria-describedby": words.id });
+      assert.equal(words.className, "sb-text-alternative", "the canvas's text alternative, beside it");
+      assert.equal(words.textContent, "Dot: x 1.00 m.", "what the panel shows, in words, from the first report");
       assert.equal(panel.className, "sb-panel");
       assert.equal(document.documentElement.lang, "en", "a page without a lang gets the panel's");
       assert.equal(parts.surface.canvas, canvas);

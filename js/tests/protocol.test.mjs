@@ -42,6 +42,7 @@ describe("constants", () => {
       "MAX_BUFFERED",
       "MAX_CODE_TEXT",
       "MAX_ERROR_TEXT",
+      "MOTION_ATTR",
       "PARENT_SOURCE",
       "PROTOCOL_MINOR",
       "PROTOCOL_VERSION",
@@ -84,7 +85,23 @@ describe("constants", () => {
       "unwrapValues",
       "viewOpsMessage",
       "visibilityEvent",
+      "withLook",
     ]);
+  });
+});
+
+describe("withLook: the page told how the page around it looks", () => {
+  const page = "<!doctype html><html><head><meta charset=utf-8></head><html lang=de><body>x</body>";
+  test("the theme and reduced motion go on our <html> tag, the page's own untouched", () => {
+    assert.equal(
+      protocol.withLook(page, { theme: "dark", reducedMotion: true }),
+      '<!doctype html><html data-splitbrain-theme="dark" data-splitbrain-motion="reduce"><head><meta charset=utf-8></head><html lang=de><body>x</body>',
+    );
+    assert.equal(protocol.withLook(page, { theme: "light" }), page.replace("<html>", '<html data-splitbrain-theme="light">'));
+  });
+  test("nothing to say leaves the page as it is; an unknown theme is not said", () => {
+    assert.equal(protocol.withLook(page, {}), page);
+    assert.equal(protocol.withLook(page, { theme: /** @type {any} */ ('"><script>') }), page);
   });
 });
 

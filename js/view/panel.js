@@ -56,6 +56,51 @@ export function chipStatus(finished) {
 }
 
 /**
+ * What a finished (or running) tool call's chip says after its label: "applied", "refused: …".
+ * @param {"pending" | "ok" | "error" | "cancelled"} status
+ * @param {any} [result]
+ * @returns {string}
+ */
+export function chipOutcome(status, result) {
+  if (status === "pending") return "running";
+  if (status === "cancelled") return "cancelled";
+  if (status === "ok") return result?.applied === false ? "kept, not applied" : "applied";
+  const message = typeof result?.error?.message === "string" ? result.error.message : "";
+  const code = typeof result?.error?.code === "string" ? result.error.code : "error";
+  const why = message.length > 160 ? `${message.slice(0, 159)}…` : message;
+  return `refused (${code})${why ? `: ${why}` : ""}`;
+}
+
+/**
+ * A parameter's value in words: booleans as "on" / "off", numbers with their unit ("2 m").
+ * @param {unknown} value
+ * @param {string | undefined} unit
+ * @returns {string}
+ */
+export function valueWords(value, unit) {
+  if (typeof value === "boolean") return value ? "on" : "off";
+  return formatObservable(value, unit);
+}
+
+/**
+ * The parameters whose value differs between `before` and `after`, in words: "speed 12 m/s, trail on".
+ * @param {Record<string, Parameter>} parameters  the manifest's, by path
+ * @param {Record<string, unknown>} before
+ * @param {Record<string, unknown>} after
+ * @param {(path: string) => boolean} [skip]  paths not to say (the control being operated says it)
+ * @returns {string}
+ */
+export function changeWords(parameters, before, after, skip = () => false) {
+  const parts = [];
+  for (const [path, value] of Object.entries(after ?? {})) {
+    if (skip(path) || JSON.stringify(before?.[path]) === JSON.stringify(value)) continue;
+    const p = parameters?.[path] ?? /** @type {Parameter} */ ({});
+    parts.push(`${p.label ?? path.split(".").pop() ?? path} ${valueWords(value, p.unit)}`);
+  }
+  return parts.join(", ");
+}
+
+/**
  * The notes an answer shows beside its chips: no change was made (what the page applied, not what the
  * model said), an answer cut off at the output cap, a run ended by a deadline or another stop.
  * @param {{no_change?: boolean, stopped?: string}} entry  a transcript entry of the assistant
@@ -322,7 +367,8 @@ export const PANEL_STYLE = `
 .sb-code { margin: 4px 0; font-size: .85em; max-height: 160px; overflow: auto; white-space: pre; user-select: all; }
 .sb-log { flex: 1 1 auto; overflow-y: auto; padding: 6px 8px; display: flex; flex-direction: column; gap: 6px; min-height: 120px; }
 .sb-msg { padding: 5px 8px; border-radius: 6px; line-height: 1.35; white-space: pre-wrap; overflow-wrap: anywhere; }
-.sb-msg.sb-user { align-self: flex-end; background: var(--jp-brand-color1, #1976d2); color: #fff; max-width: 85%; }
+/* a fixed blue, not the theme's brand colour: white on it stays above 4.5:1 in every theme (5.6:1) */
+.sb-msg.sb-user { align-self: flex-end; background: #1565c0; color: #fff; max-width: 85%; }
 .sb-msg.sb-assistant { background: var(--jp-layout-color2, #f2f2f2); }
 .sb-msg.sb-error { background: var(--jp-error-color3, #fbe0e0); color: var(--jp-error-color0, #900); }
 .sb-deadline { font-size: .9em; opacity: .85; }
@@ -330,7 +376,7 @@ export const PANEL_STYLE = `
 .sb-note { font-size: .85em; border-radius: 10px; padding: 1px 8px; background: var(--jp-warn-color3, #fdf3d8); color: var(--jp-warn-color0, #6b4a00); }
 .sb-note[data-note="no-change"] { font-weight: 600; }
 .sb-chip { display: inline-block; border-radius: 10px; padding: 1px 8px; font-size: .9em; border: 1px solid var(--jp-border-color1, #bbb); }
-.sb-chip summary { cursor: pointer; list-style: none; }
+.sb-chip summary { cursor: pointer; list-style: none; min-height: 24px; display: flex; align-items: center; gap: .3em; }
 .sb-chip summary::-webkit-details-marker { display: none; }
 .sb-chip[data-status="pending"] { border-color: var(--jp-warn-color1, #c80); }
 .sb-chip[data-status="ok"] { border-color: var(--jp-success-color1, #2e9d4d); }
@@ -341,19 +387,28 @@ export const PANEL_STYLE = `
 .sb-input { display: flex; gap: 4px; padding: 6px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); }
 .sb-input textarea { flex: 1; resize: none; font: inherit; color: inherit; background: var(--jp-input-background, transparent);
   border: 1px solid var(--jp-border-color1, #bbb); border-radius: 4px; padding: 4px; }
+/* the placeholder in the text's own colour, only lighter: above 4.5:1 on the box in both themes */
+.sb-input textarea::placeholder { color: inherit; opacity: .78; }
 .sb-panel button { font: inherit; color: var(--jp-ui-font-color1, #222); background: var(--jp-layout-color2, #eee);
   border: 1px solid var(--jp-border-color1, #bbb); border-radius: 4px; padding: 2px 10px; cursor: pointer; }
+.sb-panel button { min-height: 24px; }
 .sb-panel button:disabled { opacity: .5; cursor: default; }
-.sb-panel button:focus-visible, .sb-panel textarea:focus-visible, .sb-panel input:focus-visible, .sb-panel select:focus-visible {
+.splitbrain-view button:focus-visible, .splitbrain-view textarea:focus-visible, .splitbrain-view input:focus-visible,
+.splitbrain-view select:focus-visible, .splitbrain-view summary:focus-visible {
   outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: 1px; }
 .sb-inspect { flex: 0 1 auto; min-height: 0; border-top: 1px solid var(--jp-border-color2, #ddd); max-height: 45%; overflow-y: auto; }
 .sb-inspector { padding: 4px 8px 8px; }
 .sb-inspector summary { cursor: pointer; padding: 2px 0; font-weight: 600; }
 .sb-row { display: grid; grid-template-columns: minmax(80px, 34%) 1fr; gap: 4px 8px; align-items: center; margin: 3px 0; }
 .sb-row label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.sb-row .sb-control { display: flex; gap: 4px; align-items: center; min-width: 0; }
-.sb-row input[type=range] { flex: 1; min-width: 60px; }
-.sb-row input[type=number] { width: 6em; }
+/* a control wraps rather than cut its unit or its named values off at the panel's edge */
+.sb-row .sb-control { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; min-width: 0; }
+.sb-row select, .sb-row input[type=number], .sb-row input[type=text] { min-height: 24px; box-sizing: border-box; }
+.sb-row input[type=checkbox] { width: 18px; height: 18px; margin: 3px; }
+.sb-announce { display: flex; align-items: center; gap: .4em; font-size: .9em; min-height: 24px; }
+.sb-row input[type=range] { flex: 1 1 60px; min-width: 60px; }
+.sb-row input[type=number] { width: 5.5em; }
+.sb-row select.sb-named { max-width: 100%; }
 .sb-row input, .sb-row select { font: inherit; color: inherit; background: var(--jp-input-background, transparent); }
 .sb-unit { color: var(--jp-ui-font-color2, #666); font-size: .9em; }
 .sb-actions { padding: 4px 8px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); }
@@ -375,13 +430,23 @@ export const PANEL_STYLE = `
 const MAX_HELD_EVENTS = 10_000;
 
 /**
+ * A transcript entry's identity: the log appends the entries after the one it showed last.
+ * @param {any} entry
+ * @returns {string}
+ */
+function entryKey(entry) {
+  return JSON.stringify([entry?.role, entry?.time, entry?.id ?? "", entry?.text ?? ""]);
+}
+
+/**
  * Mount the panel into `host`; returns a cleanup function.
  * @param {HTMLElement} host
  * @param {Model} model
  * @param {AbortSignal} signal
+ * @param {import("./announcer.js").Announcer} announcer  says each answer once, and errors at once
  * @returns {() => void}
  */
-export function mountPanel(host, model, signal) {
+export function mountPanel(host, model, signal, announcer) {
   const panel = h("section", { class: "sb-panel", "aria-label": "Assistant and parameters" });
   const modelName = h("span", { class: "sb-model", text: "" });
   const copy = /** @type {HTMLButtonElement} */ (
@@ -389,7 +454,8 @@ export function mountPanel(host, model, signal) {
   );
   const copied = h("span", { class: "sb-copied", role: "status", text: "" });
   const head = h("div", { class: "sb-panel-head" }, [h("strong", { text: "Assistant" }), modelName, copy, copied]);
-  const log = h("div", { class: "sb-log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
+  // Not a live region itself: the announcer says each answer once (the log may be laid out again).
+  const log = h("div", { class: "sb-log", role: "log", "aria-live": "off", "aria-label": "Conversation" });
   const banners = h("div", { class: "sb-banners" });
   const textarea = /** @type {HTMLTextAreaElement} */ (
     h("textarea", { rows: "2", placeholder: "Ask, e.g. “set the speed to 12 and make it red”", "aria-label": "Message" })
@@ -400,14 +466,19 @@ export function mountPanel(host, model, signal) {
   const inspector = h("details", { class: "sb-inspector", open: "" }, [h("summary", { text: "Parameters" })]);
   const actionsHeading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Actions" });
   const actions = h("section", { class: "sb-actions", "aria-labelledby": actionsHeading.id }, [actionsHeading]);
-  const observablesHeading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Observables" });
-  const observables = h("section", { class: "sb-observables", "aria-labelledby": observablesHeading.id }, [observablesHeading]);
+  const observablesBox = h("div", { class: "sb-observables-box" });
   // the parameters, the actions and what the page reports scroll together, under the conversation
-  panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, actions, observables]));
+  panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, actions, observablesBox]));
   host.append(panel);
 
   /** @type {HTMLElement | null} live assistant text of the run in progress */
   let live = null;
+  /** @type {HTMLElement | null} the message this panel sent, shown before the transcript has it */
+  let sentBubble = null;
+  /** the transcript's entries the log shows: how many, and the last one's key */
+  let shown = { count: 0, last: "" };
+  /** answers and errors are announced from the first render on (the old ones are not read out again) */
+  let rendered = false;
   // While the notebook's page is in the background the run's events (and transcript renders, as
   // null) wait here, in order, and show at once when it comes back: nobody reads them meanwhile,
   // and a hidden page lays nothing out.
@@ -455,18 +526,59 @@ export function mountPanel(host, model, signal) {
   function chip(id, name, args, status, result, summary = "") {
     let el = chips.get(id);
     if (!el) {
-      el = h("details", { class: "sb-chip" });
+      // made once and updated in place: a reader's focus on its summary stays there
+      el = h("details", { class: "sb-chip" }, [
+        h("summary", {}, [
+          h("span", { class: "sb-chip-mark", "aria-hidden": "true" }),
+          h("span", { class: "sb-chip-what" }),
+          h("span", { class: "sb-chip-outcome" }),
+        ]),
+        h("pre", { class: "sb-chip-args" }),
+        h("pre", { class: "sb-chip-result" }),
+      ]);
+      el.dataset.callId = id;
       chips.set(id, el);
       log.append(el);
     }
+    const before = el.dataset.status;
     el.dataset.status = status;
-    const mark = { pending: "…", ok: "✓", error: "✗", cancelled: "⊘" }[status];
-    el.replaceChildren(
-      h("summary", { text: `${mark} ${name}${summary ? `: ${summary}` : ""}`, "aria-label": `${name} ${status}` }),
-      h("pre", { text: `arguments: ${JSON.stringify(args, null, 1)}` }),
-      ...(result === undefined ? [] : [h("pre", { text: `result: ${JSON.stringify(result, null, 1)}` })]),
-    );
+    const part = (/** @type {string} */ cls) => /** @type {HTMLElement} */ (el?.querySelector(cls));
+    setText(part(".sb-chip-mark"), { pending: "…", ok: "✓", error: "✗", cancelled: "⊘" }[status]);
+    setText(part(".sb-chip-what"), `${name}${summary ? `: ${summary}` : ""}`);
+    setText(part(".sb-chip-outcome"), `— ${chipOutcome(status, result)}`);
+    setText(part(".sb-chip-args"), `arguments: ${JSON.stringify(args, null, 1)}`);
+    const resultEl = part(".sb-chip-result");
+    resultEl.hidden = result === undefined;
+    setText(resultEl, result === undefined ? "" : `result: ${JSON.stringify(result, null, 1)}`);
+    if (rendered && status === "error" && before !== "error") {
+      announcer.say(`${name}${summary ? ` ${summary}` : ""}: ${chipOutcome(status, result)}`, { urgent: true });
+    }
     scroll();
+  }
+
+  /**
+   * One transcript entry, after those the log shows: adopting what the run already showed live (the
+   * message this panel sent, the streamed answer, the chips) instead of showing it twice.
+   * @param {any} entry
+   */
+  function appendEntry(entry) {
+    if (entry.role === "tool") {
+      chip(String(entry.id), entry.name, entry.arguments ?? {}, chipStatus(entry), entry.result, entry.label);
+    } else if (entry.role === "user") {
+      chips.clear(); // a new run: its chips are its own
+      live = null;
+      if (sentBubble && sentBubble.textContent === entry.text) sentBubble = null;
+      else bubble("user", entry.text);
+    } else if (entry.role === "assistant") {
+      const el = live ?? bubble("assistant", entry.text);
+      setText(el, entry.text);
+      live = null;
+      notes(answerNotes(entry));
+      if (rendered) announcer.say(entry.text || "The assistant gave no answer.");
+    } else {
+      bubble(entry.role, entry.text);
+      if (rendered && entry.role === "error") announcer.say(entry.text, { urgent: true });
+    }
   }
 
   function renderTranscript() {
@@ -475,17 +587,21 @@ export function mountPanel(host, model, signal) {
       if (held.length >= MAX_HELD_EVENTS) replayHeld();
       return;
     }
-    log.replaceChildren();
-    chips.clear();
-    live = null;
-    for (const entry of model.get("transcript") ?? []) {
-      if (entry.role === "tool") chip(String(entry.id), entry.name, entry.arguments ?? {}, chipStatus(entry), entry.result, entry.label);
-      else {
-        bubble(entry.role, entry.text);
-        if (entry.role === "assistant") notes(answerNotes(entry));
-      }
+    const transcript = /** @type {any[]} */ (model.get("transcript") ?? []);
+    // where the entries the log does not show yet begin: after the one it showed last (found from the
+    // end: a transcript cut at its bound still holds it); not found, the log is laid out anew
+    let from = shown.count === 0 ? 0 : -1;
+    for (let i = transcript.length - 1; from < 0 && i >= 0; i -= 1) if (entryKey(transcript[i]) === shown.last) from = i + 1;
+    if (from < 0) {
+      log.replaceChildren();
+      chips.clear();
+      live = null;
+      sentBubble = null;
+      from = 0;
     }
-    chips.clear();
+    for (const entry of transcript.slice(from)) appendEntry(entry);
+    shown = { count: transcript.length, last: transcript.length ? entryKey(transcript[transcript.length - 1]) : "" };
+    rendered = true;
   }
 
   function clearCountdown() {
@@ -601,6 +717,7 @@ export function mountPanel(host, model, signal) {
       case "busy":
       case "control_error":
         bubble("error", event.text);
+        announcer.say(event.text, { urgent: true });
         break;
     }
   }
@@ -663,7 +780,8 @@ export function mountPanel(host, model, signal) {
     textarea.value = "";
     live = null;
     chips.clear();
-    bubble("user", text);
+    sentBubble = bubble("user", text);
+    textarea.focus(); // Send pressed by mouse or key: the next message is typed where this one was
   }
 
   function onBusy() {
@@ -695,10 +813,13 @@ export function mountPanel(host, model, signal) {
   textarea.addEventListener(
     "keydown",
     (e) => {
+      // Enter (or Ctrl/Cmd+Enter) sends, Shift+Enter starts a new line; Escape stops a run, else
+      // leaves the widget for its cell (./keys_and_look.js)
       if (e.key === "Enter" && !e.shiftKey) {
         e.preventDefault();
         submit();
       } else if (e.key === "Escape" && model.get("chat_busy")) {
+        e.preventDefault();
         model.send(cancelMessage());
       }
     },
@@ -707,7 +828,7 @@ export function mountPanel(host, model, signal) {
 
   const inspectorApi = buildInspector(inspector, model, signal);
   const actionsApi = buildActions(actions, model, signal);
-  const observablesApi = buildObservables(observables, model);
+  const unmountObservables = mountObservables(observablesBox, model, signal, announcer);
 
   model.on("msg:custom", onCustom);
   model.on("change:transcript", renderTranscript);
@@ -716,8 +837,6 @@ export function mountPanel(host, model, signal) {
   model.on("change:values", inspectorApi.sync);
   model.on("change:manifest", inspectorApi.rebuild);
   model.on("change:manifest", actionsApi.rebuild);
-  model.on("change:manifest", observablesApi.rebuild);
-  model.on("change:state", observablesApi.record);
   renderTranscript();
   onBusy();
 
@@ -732,9 +851,7 @@ export function mountPanel(host, model, signal) {
     model.off("change:values", inspectorApi.sync);
     model.off("change:manifest", inspectorApi.rebuild);
     model.off("change:manifest", actionsApi.rebuild);
-    model.off("change:manifest", observablesApi.rebuild);
-    model.off("change:state", observablesApi.record);
-    observablesApi.dispose();
+    unmountObservables();
     panel.remove();
   };
 }
@@ -823,29 +940,45 @@ function buildInspector(container, model, signal) {
     for (const [path, p] of Object.entries(params)) {
       const id = `sb-${Math.random().toString(36).slice(2)}`;
       const name = p.label ?? path.split(".").pop() ?? path;
-      const label = h("label", { for: id, text: name, title: `${path}${p.description ? ` — ${p.description}` : ""}` });
+      const label = h("label", { for: id, id: `${id}-label`, text: name, title: `${path}${p.description ? ` — ${p.description}` : ""}` });
       const control = h("div", { class: "sb-control" });
       const unit = p.unit ? h("span", { class: "sb-unit", text: p.unit }) : null;
       if ((p.type === "number" || p.type === "integer") && p.enum === undefined) {
         const number = /** @type {HTMLInputElement} */ (h("input", { type: "number", id, step: String(stepFor(p)), "aria-label": `${name}${p.unit ? ` in ${p.unit}` : ""}` }));
+        /** the value as a screen reader says it, with its unit ("1.5 m") */
+        const valueText = (/** @type {string} */ v) => (v === "" ? "" : formatObservable(Number(v), p.unit));
         if (p.min !== undefined) number.min = String(p.min);
         if (p.max !== undefined) number.max = String(p.max);
         /** @type {HTMLInputElement | null} */
         let slider = null;
         if (p.min !== undefined && p.max !== undefined) {
           slider = /** @type {HTMLInputElement} */ (
-            h("input", { type: "range", min: String(p.min), max: String(p.max), step: String(stepFor(p)), "aria-label": `${name} slider` })
+            h("input", { type: "range", min: String(p.min), max: String(p.max), step: String(stepFor(p)), "aria-labelledby": `${id}-label` })
           );
           const s = slider;
           s.addEventListener("input", () => {
             number.value = s.value;
+            s.setAttribute("aria-valuetext", valueText(s.value));
             push(path, Number(s.value), true);
+          }, { signal });
+          // Shift+arrow: ten steps (an arrow alone is the browser's one step)
+          s.addEventListener("keydown", (e) => {
+            const sign = { ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1 }[e.key];
+            if (!e.shiftKey || sign === undefined || s.disabled) return;
+            e.preventDefault();
+            const before = s.value;
+            if (sign > 0) s.stepUp(10);
+            else s.stepDown(10);
+            if (s.value !== before) s.dispatchEvent(new Event("input", { bubbles: true }));
           }, { signal });
           control.append(s);
         }
         const commit = () => {
           if (number.value === "") return;
-          if (slider) slider.value = number.value;
+          if (slider) {
+            slider.value = number.value;
+            slider.setAttribute("aria-valuetext", valueText(slider.value));
+          }
           push(path, Number(number.value));
         };
         number.addEventListener("change", commit, { signal });
@@ -872,7 +1005,10 @@ function buildInspector(container, model, signal) {
         }
         setters.set(path, (v) => {
           if (document.activeElement !== number) number.value = String(v);
-          if (slider && document.activeElement !== slider) slider.value = String(v);
+          if (slider && document.activeElement !== slider) {
+            slider.value = String(v);
+            slider.setAttribute("aria-valuetext", valueText(slider.value));
+          }
         });
       } else if (p.type === "boolean") {
         const box = /** @type {HTMLInputElement} */ (h("input", { type: "checkbox", id, role: "switch" }));
@@ -945,6 +1081,58 @@ const SVG_NS = "http://www.w3.org/2000/svg";
  * @property {Sample[]} samples  the numeric values of the last 30 s, oldest first
  * @property {{reported: boolean, value: unknown}} read  the value in the latest state
  */
+
+/** With "Announce changes" on, what the page measures is said at most this often (milliseconds). */
+export const OBSERVABLE_ANNOUNCE_MS = 5000;
+
+/**
+ * The observables section with its heading and an "Announce changes" switch, mounted in `container`
+ * (the chat panel's inspector, or under the target when there is no panel); returns its unmount.
+ * Switched on, the measurements are announced politely when they changed, at most every
+ * OBSERVABLE_ANNOUNCE_MS.
+ * @param {HTMLElement} container
+ * @param {Model} model
+ * @param {AbortSignal} signal
+ * @param {import("./announcer.js").Announcer} announcer
+ * @returns {() => void}
+ */
+export function mountObservables(container, model, signal, announcer) {
+  const heading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Observables" });
+  const toggle = /** @type {HTMLInputElement} */ (h("input", { type: "checkbox", class: "sb-announce-toggle" }));
+  const toggleLabel = h("label", { class: "sb-announce" }, [toggle, "Announce changes"]);
+  const section = h("section", { class: "sb-observables", "aria-labelledby": heading.id }, [heading, toggleLabel]);
+  container.append(section);
+  const api = buildObservables(section, model);
+  let said = "";
+  let lastAt = -Infinity;
+  /** @type {ReturnType<typeof setTimeout> | 0} */
+  let timer = 0;
+  const announce = () => {
+    timer = 0;
+    const text = api.words();
+    if (!toggle.checked || text === said) return;
+    said = text;
+    lastAt = performance.now();
+    announcer.say(text, { key: "observables" });
+  };
+  const onState = () => {
+    api.record();
+    if (toggle.checked && !timer) timer = setTimeout(announce, Math.max(0, lastAt + OBSERVABLE_ANNOUNCE_MS - performance.now()));
+  };
+  toggle.addEventListener("change", () => {
+    said = "";
+    if (toggle.checked) announce();
+  }, { signal });
+  model.on("change:manifest", api.rebuild);
+  model.on("change:state", onState);
+  return () => {
+    if (timer) clearTimeout(timer);
+    model.off("change:manifest", api.rebuild);
+    model.off("change:state", onState);
+    api.dispose();
+    section.remove();
+  };
+}
 
 /**
  * The observables section: one row per observable the manifest declares, with its latest value,
@@ -1083,7 +1271,9 @@ function buildObservables(section, model) {
   }
 
   rebuild();
-  return { rebuild, record, dispose };
+  /** every observable in words, as its row says it: "angle: 19.87 deg; period: 2.84 s" */
+  const words = () => rows.map((r) => observableLabel(r.name, r.read, r.unit)).join("; ");
+  return { rebuild, record, dispose, words };
 }
 
 /**

@@ -13,7 +13,7 @@
  * page posted and the frame has not handled yet goes with it. The view itself then answers the
  * kernel's requests with `not_ready` until the target is restarted.
  */
-import { SANDBOX_SOURCE, errorReplyMessage, isKernelRequest, makeNonce, viewOpsMessage } from "../protocol.js";
+import { SANDBOX_SOURCE, errorReplyMessage, isKernelRequest, makeNonce, viewOpsMessage, withLook } from "../protocol.js";
 
 /** The largest batch of messages the view takes from its sandbox frame in one post. */
 const MAX_BATCH = 10_000;
@@ -39,6 +39,7 @@ const MAX_BATCH = 10_000;
  * @param {() => void} [opts.onLoad]  before each load
  * @param {(status: "loading" | "ready" | "error", detail?: string) => void} [opts.onStatus]
  * @param {(why: string) => void} [opts.onStopped]  the target was stopped (its frame is gone)
+ * @param {() => import("../protocol.js").Look} [opts.look]  the notebook's theme and motion, given to each page load
  * @returns {Sandbox}
  */
 export function mountSandbox(opts) {
@@ -54,6 +55,11 @@ export function mountSandbox(opts) {
   let waiting = [];
 
   const height = () => `${model.get("height") ?? 420}px`;
+  const title = () => String(model.get("manifest")?.title ?? model.get("target_id") ?? "simulation");
+  /** the target's page, told how the notebook looks */
+  const page = () => withLook(model.get("_html") ?? "", opts.look?.() ?? {});
+  /** A page with controls of its own (a bound page) is a tab stop; a canvas is not (nothing to operate). */
+  const focusable = () => Boolean(model.get("manifest")?.operable);
 
   /** @param {unknown[]} ops */
   function post(...ops) {
@@ -74,7 +80,8 @@ export function mountSandbox(opts) {
     const fresh = doc.createElement("iframe");
     fresh.setAttribute("sandbox", "allow-scripts");
     fresh.setAttribute("referrerpolicy", "no-referrer");
-    fresh.setAttribute("title", `${model.get("manifest")?.title ?? "splitbrain"} target`);
+    fresh.setAttribute("title", title());
+    if (!focusable()) fresh.tabIndex = -1;
     fresh.name = nonce;
     fresh.style.height = height();
     fresh.srcdoc = model.get("_sandbox") ?? "";
@@ -85,10 +92,11 @@ export function mountSandbox(opts) {
         op: "create",
         opts: {
           viewId,
-          html: model.get("_html") ?? "",
+          html: page(),
           values: model.get("values") ?? {},
           height: model.get("height") ?? 420,
-          title: `${model.get("manifest")?.title ?? "splitbrain"} target`,
+          title: title(),
+          focusable: focusable(),
         },
       },
     ];
@@ -143,7 +151,7 @@ export function mountSandbox(opts) {
     load,
     reloadTarget() {
       if (stopped) load(); // a stopped target's frame is gone: a new page starts afresh
-      else post({ op: "reload", html: model.get("_html") ?? "" });
+      else post({ op: "reload", html: page() });
     },
     fromKernel(msg) {
       if (!stopped) {

@@ -6,9 +6,11 @@
  *
  * Wire formats: docs/protocol.md. Shapes and validators: ../protocol.js.
  */
-import { PANEL_STYLE, mountPanel } from "./panel.js";
+import { PANEL_STYLE, changeWords, mountObservables, mountPanel } from "./panel.js";
 import { attachedEvent, detachedEvent, makeNonce, readyEvent, visibilityEvent } from "../protocol.js";
+import { SR_ONLY_STYLE, createAnnouncer } from "./announcer.js";
 import { mountSandbox } from "./view_sandbox.js";
+import { keepKeys, notebookLook, watchLook } from "./keys_and_look.js";
 
 
 /** @typedef {import("../host/relay.js").Model} Model */
@@ -17,6 +19,10 @@ const STYLE = `
 .splitbrain-view { font-family: var(--jp-ui-font-family, system-ui, sans-serif); color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; overflow: hidden; background: var(--jp-layout-color1, #fff); }
 .splitbrain-view iframe { display: block; width: 100%; border: 0; background: transparent; }
+.splitbrain-view iframe:focus-visible, .splitbrain-view iframe:focus { outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: -2px; }
+.splitbrain-view .sb-measured { border-top: 1px solid var(--jp-border-color2, #ddd); }
+.splitbrain-view .sb-measured:has(.sb-observables[hidden]) { display: none; }
+.splitbrain-view .sb-measured .sb-observables { border-top: 0; }
 .splitbrain-status { display: flex; gap: .5em; align-items: center; font-size: var(--jp-ui-font-size1, 13px);
   padding: 3px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); background: var(--jp-layout-color2, #f5f5f5); }
 .splitbrain-status .sb-title { font-weight: 600; }
@@ -39,7 +45,7 @@ function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "splitbrain-view";
   const style = document.createElement("style");
-  style.textContent = STYLE + PANEL_STYLE;
+  style.textContent = STYLE + PANEL_STYLE + SR_ONLY_STYLE;
   const iframe = document.createElement("iframe");
   const status = document.createElement("div");
   status.className = "splitbrain-status";
@@ -58,18 +64,39 @@ function render({ model, el }) {
   targetBox.append(iframe, status);
   layout.append(targetBox);
   root.append(style, layout);
+  // Keys pressed in the widget stay in it (no notebook shortcut fires); Escape gives focus back to the cell.
+  keepKeys(root, signal);
+  const announcer = createAnnouncer(root);
+  // What the page measures, in words: in the chat panel when it shows, else under the target.
+  /** @type {(() => void) | null} */
+  let unmountMeasured = null;
+  const measuredBox = document.createElement("div");
+  measuredBox.className = "sb-measured";
+  const showMeasured = (/** @type {boolean} */ shown) => {
+    if (shown && !unmountMeasured) {
+      targetBox.append(measuredBox);
+      unmountMeasured = mountObservables(measuredBox, model, signal, announcer);
+    } else if (!shown && unmountMeasured) {
+      unmountMeasured();
+      unmountMeasured = null;
+      measuredBox.replaceChildren();
+      measuredBox.remove();
+    }
+  };
 
   /** @type {(() => void) | null} */
   let unmountPanel = null;
   const onChatEnabled = () => {
     const wanted = Boolean(model.get("chat_enabled"));
     if (wanted && !unmountPanel) {
+      showMeasured(false);
       layout.style.setProperty("--sb-panel-height", `${(model.get("height") ?? 420) + 30}px`);
-      unmountPanel = mountPanel(layout, model, signal);
+      unmountPanel = mountPanel(layout, model, signal, announcer);
     } else if (!wanted && unmountPanel) {
       unmountPanel();
       unmountPanel = null;
     }
+    if (!wanted) showMeasured(true);
   };
 
   el.append(root);
@@ -79,6 +106,7 @@ function render({ model, el }) {
     viewId,
     model,
     signal,
+    look: () => notebookLook(document),
     onLoad: () => {
       restart.hidden = true;
       titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
@@ -101,7 +129,21 @@ function render({ model, el }) {
   const onCustom = (msg) => sandbox.fromKernel(msg);
   const onHtml = () => sandbox.reloadTarget();
   const onSandbox = () => loadPage();
-  const onValues = () => sandbox.valuesChanged();
+  // Every applied change, whoever made it (the agent, Python, an MCP client, another view), is said once:
+  // the values the kernel holds, against those last announced; not the one control being operated here.
+  let announced = { ...(model.get("values") ?? {}) };
+  const announceChanges = () => {
+    const now = { ...(model.get("values") ?? {}) };
+    const focused = /** @type {HTMLElement | null} */ (root.contains(document.activeElement) ? document.activeElement : null);
+    const operated = focused?.closest("[data-path]")?.getAttribute("data-path");
+    const words = changeWords(model.get("manifest")?.parameters ?? {}, announced, now, (path) => path === operated);
+    if (words) announcer.say(`Changed: ${words}.`, { key: "values", onSpoken: () => (announced = now) });
+    else announced = now;
+  };
+  const onValues = () => {
+    sandbox.valuesChanged();
+    announceChanges();
+  };
   const onHeight = () => sandbox.setHeight();
   model.on("msg:custom", onCustom);
   model.on("change:_html", onHtml);
@@ -143,6 +185,9 @@ function render({ model, el }) {
     { signal },
   );
 
+  // The notebook's theme and reduced motion reach the page: a change loads it again with the current values.
+  watchLook(document, signal, () => sandbox.reloadTarget());
+
   loadPage();
   onChatEnabled();
   attach();
@@ -156,6 +201,8 @@ function render({ model, el }) {
     model.off("change:chat_enabled", onChatEnabled);
     model.off("change:values", onValues);
     unmountPanel?.();
+    unmountMeasured?.();
+    announcer.dispose();
     sandbox.dispose();
     try {
       detach();

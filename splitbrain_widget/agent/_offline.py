@@ -8,6 +8,7 @@ summary of the results ends the turn.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -35,7 +36,11 @@ def offline_model(state: RunState) -> FunctionModel:
                     parts=[TextPart(plan.refusal or plan.question or "")], model_name="offline-planner"
                 )
             calls = [planner.PlannedCall("load_skill", {"name": name}) for name in loads] + plan.calls
-            parts = [ToolCallPart(call.tool, call.args, tool_call_id=f"offline-{i}") for i, call in enumerate(calls)]
+            # ids unique across runs: the chat panel keys a call's chip by it (two runs, two chips)
+            run = uuid.uuid4().hex[:12]
+            parts = [
+                ToolCallPart(call.tool, call.args, tool_call_id=f"offline-{run}-{i}") for i, call in enumerate(calls)
+            ]
             return ModelResponse(parts=parts, model_name="offline-planner")
         if state.plan is not None and state.plan.question is not None:
             return ModelResponse(parts=[TextPart(state.plan.question)], model_name="offline-planner")

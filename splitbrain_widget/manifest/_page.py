@@ -8,6 +8,7 @@ is text in, text out: the one rule for where our markup goes is :func:`_before_p
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from functools import cache
@@ -145,7 +146,7 @@ def network_allowed(url: str, sources: tuple[str, ...]) -> bool:
     return False
 
 
-def sandbox_html(csp: str | None = None) -> str:
+def sandbox_html(csp: str | None = None, title: str = "simulation") -> str:
     """The notebook view's sandbox frame (js/host/sandbox.js), under the target's policy.
 
     The frame stands between the notebook page and the target's iframe. A srcdoc frame inherits its
@@ -153,12 +154,12 @@ def sandbox_html(csp: str | None = None) -> str:
     here is the target's own (``csp``, else :data:`DEFAULT_CSP`) with ``frame-src 'none'`` added
     where it says nothing of frames: the target runs under nothing looser than its own policy, and
     cannot navigate to any network, ``data:`` or ``blob:`` URL (the browser refuses before any
-    request is made).
+    request is made). ``title`` names the document (the target's title) for assistive technology.
     """
-    return _frame_document(csp, sandbox_script())
+    return _frame_document(csp, sandbox_script(), title=title)
 
 
-def app_html(target_html: str, csp: str | None, data: dict[str, Any]) -> str:
+def app_html(target_html: str, csp: str | None, data: dict[str, Any], title: str = "simulation") -> str:
     """An MCP App view's document (js/app/app_view.js): the sandbox frame's twin for a chat host.
 
     The same policy as :func:`sandbox_html` (the target's own, ``frame-src 'none'`` added), the App
@@ -170,18 +171,21 @@ def app_html(target_html: str, csp: str | None, data: dict[str, Any]) -> str:
     block = json.dumps({**data, "html": target_html}, separators=(",", ":"))
     # In a data block only "</script" (and "<!--") mean anything to the HTML parser: none survive this.
     block = block.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return _frame_document(csp, app_script(), f'<script type="application/json" id="{APP_DATA_ID}">{block}</script>')
+    data_block = f'<script type="application/json" id="{APP_DATA_ID}">{block}</script>'
+    return _frame_document(csp, app_script(), data_block, title=title)
 
 
-def _frame_document(csp: str | None, module: str, data: str = "") -> str:
+def _frame_document(csp: str | None, module: str, data: str = "", title: str = "simulation") -> str:
     """A document of ours that holds a target's frame: the target's policy with ``frame-src 'none'``
-    added where it says nothing of frames, ``data``, then ``module``."""
+    added where it says nothing of frames, ``data``, then ``module``; titled and in English (its
+    words are), as a screen reader announces a frame's document."""
     policy = csp or DEFAULT_CSP
     directives = {part.strip().split(" ", 1)[0].lower() for part in policy.split(";") if part.strip()}
     if not directives & {"frame-src", "child-src", "default-src"}:
         policy = f"{policy.rstrip().rstrip(';')}; frame-src 'none'"
     return (
-        f'<!DOCTYPE html><html><head>{_policy_meta(policy)}<meta charset="utf-8">'
+        f'<!DOCTYPE html><html lang="en"><head>{_policy_meta(policy)}<meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title>"
         "<style>html,body{margin:0;padding:0;background:transparent;overflow:hidden}"
         "iframe{display:block;width:100%;border:0}</style>"
         f'{data}<script type="module">{module}</script></head><body></body></html>'

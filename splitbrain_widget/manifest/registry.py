@@ -120,11 +120,11 @@ class Target:
     @property
     def sandbox_html(self) -> str:
         """The notebook view's sandbox frame for this target (:func:`sandbox_html`)."""
-        return sandbox_html(self.manifest.csp)
+        return sandbox_html(self.manifest.csp, self.title)
 
     def app_html(self, data: dict[str, Any]) -> str:
         """An MCP App view's document holding this target's page (:func:`app_html`), ``data`` beside it."""
-        return app_html(self.html, self.manifest.csp, data)
+        return app_html(self.html, self.manifest.csp, data, self.title)
 
     def headless_html(self, seed: int = 0, fps: float | None = None) -> str:
         """:attr:`html` plus the virtual clock (time stands still until advanced, Math.random seeded).

@@ -476,6 +476,7 @@ function mountTargetFrame(opts) {
     frame.setAttribute("sandbox", "allow-scripts");
     frame.setAttribute("referrerpolicy", "no-referrer");
     frame.setAttribute("title", opts.frameTitle());
+    if (opts.focusable === false) frame.tabIndex = -1;
     frame.setAttribute(TARGET_FRAME_ATTR, "");
     frame.name = nonce;
     frame.style.height = `${opts.height()}px`;
@@ -640,6 +641,7 @@ function createHost(opts) {
     viewId,
     html: () => html,
     frameTitle: () => opts.title ?? "splitbrain headless target",
+    focusable: opts.focusable,
     height: () => height,
     currentValues: () => values,
     signal: controller.signal,

