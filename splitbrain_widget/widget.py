@@ -32,7 +32,7 @@ from .core._echo import EchoThrottle
 from .core._operations import NO_VIEW_MESSAGE, Operations
 from .core._seam import Host, ViewHost, as_host
 from .core._stream import Streamer, StreamStats
-from .features import _seek
+from .features import _describe, _seek
 from .features._seek import SeekOptions
 from .hosts._comm import CommHost
 from .manifest import Manifest, ParameterError
@@ -262,6 +262,13 @@ class TargetWidget(anywidget.AnyWidget):
     def fetch_state(self, *, timeout: float | None = None) -> ToolResult:
         """Ask the target for a fresh state (its observables)."""
         return self._ops.run_blocking("fetch_state", {}, self._ops.fetch_state(timeout))
+
+    def describe(self) -> str:
+        """The simulation in words: the target's title, every parameter's value and each observable the
+        page last reported, with units ("Pendulum. Set: length 1 m, ... The page measures: period 2.006 s,
+        ..."). Reads what the kernel holds (``values``, ``state``); ``fetch_state()`` first for a fresh one.
+        """
+        return _describe.describe(self.schema, self.target.title, self.values, self.state or {})
 
     def act(self, name: str, *, timeout: float | None = None) -> ToolResult:
         """Run the manifest's action ``name`` on the page (press its Run button, say) and return the

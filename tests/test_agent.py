@@ -321,6 +321,7 @@ def test_each_tool_is_defined_once_and_everything_is_derived_from_the_table(sim:
     assert {
         "get_parameters",
         "fetch_state",
+        "describe",
         "list_targets",
         "read_stored_result",
         "load_skill",

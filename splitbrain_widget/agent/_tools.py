@@ -135,6 +135,15 @@ async def _set_parameters(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     return await ctx.sim.aset_parameters(values)
 
 
+async def _describe(ctx: ToolContext, _args: dict[str, Any]) -> dict[str, Any]:
+    """A fresh state where a page answers, then the simulation in words (from the last state where none does)."""
+    fresh = await ctx.sim.afetch_state()
+    result: dict[str, Any] = {"ok": True, "text": ctx.sim.describe()}
+    if not fresh.ok and fresh.error is not None:
+        result["note"] = f"no fresh state ({fresh.error.code}): the page's last report is described"
+    return result
+
+
 async def _select_target(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     target = args.get("target")
     if not isinstance(target, str):
@@ -355,6 +364,13 @@ TOOLS: tuple[Tool, ...] = (
         "fetch_state",
         "Ask the live page for its current state (its observables, e.g. measured results).",
         lambda ctx, _args: ctx.sim.afetch_state(),
+        read_only=True,
+    ),
+    Tool(
+        "describe",
+        "The simulation in words: every parameter's value and what the page measures now, with units. Use it "
+        "to tell someone what the simulation shows (they may not see the picture).",
+        _describe,
         read_only=True,
     ),
     Tool(

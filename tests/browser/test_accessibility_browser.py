@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -30,6 +29,8 @@ import pytest
 
 from .harness import LAB_ONLY, ROOT, NotebookPage, wait_for
 from .test_bridge_browser import PREAMBLE, run_preamble
+from .test_chat_browser import open_chat
+from .test_inspector_browser import PENDULUM_CELL as PENDULUM_CHAT
 from .test_inspector_browser import dark_theme
 
 pytestmark = pytest.mark.browser
@@ -44,7 +45,11 @@ AXE_COUNTS: dict[tuple[str, str, str, str], tuple[int, int]] = {}
 ALL_CELLS = [
     PREAMBLE,
     *(f"w_{t} = sb.TargetWidget({t!r}{', chat=True' if t == 'pendulum' else ''})\nw_{t}" for t in TARGETS),
+    # a set on a page that draws twice a second still changes what it measures (v² sin 2θ / g)
+    "r = w_projectile.set_parameters({'launch.speed': 30, 'launch.angle': 45, 'launch.height': 0})\n"
+    "print(r.ok, round(w_projectile.state['range'], 1), round(30**2 / w_projectile.values['environment.gravity'], 1))",
 ]
+SET_CELL = len(ALL_CELLS) - 1
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -83,7 +88,9 @@ def axe_view(nb: NotebookPage, cell: int, target: str, theme: str, source: str) 
     view.scroll_into_view_if_needed()
     nb.mark_cells()
     # the app's body is height 0 with overflow hidden: axe would call the output's text "not visible"
-    nb.page.evaluate("() => { document.body.dataset.sbAxeHeight = document.body.style.height; document.body.style.height = '100vh'; }")
+    nb.page.evaluate(
+        "() => { document.body.dataset.sbAxeHeight = document.body.style.height; document.body.style.height = '100vh'; }"
+    )
     try:
         selector = f'.jp-NotebookPanel:not(.lm-mod-hidden) [data-sb-cell="{cell}"] .jp-OutputArea .splitbrain-view'
         found: list[dict[str, Any]] = []
@@ -104,34 +111,101 @@ def axe_view(nb: NotebookPage, cell: int, target: str, theme: str, source: str) 
 def open_all(open_notebook: Any) -> NotebookPage:
     nb = open_notebook(ALL_CELLS)
     run_preamble(nb)
-    for cell in range(1, len(ALL_CELLS)):
+    for cell in range(1, SET_CELL):
         nb.run_cell(cell)
-    for cell in range(1, len(ALL_CELLS)):
+    for cell in range(1, SET_CELL):
         nb.wait_view(cell)
     return nb
+
+
+def frame_pixels(nb: NotebookPage, cell: int) -> bytes:
+    """A screenshot of the view's frame as the reader sees it (clipped from the page: the element's own
+    screenshot waits for a stable box, which a notebook that lays itself out may not give)."""
+    frame = nb.iframe(cell)
+    frame.scroll_into_view_if_needed()
+    box = frame.bounding_box()
+    assert box is not None, f"the frame of cell {cell} is not shown"
+    return bytes(nb.page.screenshot(clip=box))
+
+
+def luminance(png: bytes) -> float:
+    """The median luminance (0-255) of a screenshot: a page's background dominates it."""
+    import io
+    import statistics
+
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png)).convert("L")
+    return float(statistics.median(image.getdata()))
 
 
 def test_axe_finds_no_violation_in_any_built_in_target_light_and_dark(open_notebook: Any, server: Any) -> None:
     source = _need_axe()
     nb = open_all(open_notebook)
+    # first, that axe sees the output's text at all: a low-contrast line and an unnamed field put in a view
+    bad = nb.wait_view(1)
+    bad.evaluate(
+        "(root) => { const d = document.createElement('div'); d.id = 'sb-axe-probe';"
+        " d.innerHTML = '<p style=\"color:#bbb;background:#fff\">faint words</p><input type=text>'; root.append(d); }"
+    )
+    probe = {v["id"] for v in axe_view(nb, 1, "probe", "light", source) if v["where"] == "output"}
+    bad.evaluate("() => document.getElementById('sb-axe-probe').remove()")
+    AXE_COUNTS.pop((server.app, "light", "probe", "output"), None)
+    assert {"color-contrast", "label"} <= probe, f"axe did not see the probe's faults: {probe}"
     problems: list[str] = []
     themes = ["light", "dark"]
     for theme in themes:
         with dark_theme(nb) if theme == "dark" else _nothing():
             if theme == "dark":
                 # the views' pages are loaded again in the notebook's theme
-                for cell in range(1, len(ALL_CELLS)):
+                for cell in range(1, SET_CELL):
                     wait_for(
-                        lambda c=cell: nb.frame(c).evaluate("() => document.documentElement.dataset.splitbrainTheme")
-                        == "dark",
+                        lambda c=cell: (
+                            nb.frame(c).evaluate("() => document.documentElement.dataset.splitbrainTheme") == "dark"
+                        ),
                         timeout=30,
                         what=f"the page of cell {cell} in the dark theme",
                     )
                     nb.wait_view(cell)
             for cell, target in enumerate(TARGETS, start=1):
+                # the page's own pixels follow the notebook's theme, whatever the system's scheme
+                shade = luminance(frame_pixels(nb, cell))
+                dark = theme == "dark"
+                assert (shade < 80) if dark else (shade > 180), (
+                    f"{target} in the {theme} theme: median luminance {shade}"
+                )
                 for v in axe_view(nb, cell, target, theme, source):
                     problems.append(f"{theme} {target} {v['where']}: {v['id']} ({v['impact']}): {v['nodes']}")
     assert not problems, "axe-core violations:\n" + "\n".join(problems)
+
+    # reduced motion asked for: each page is loaded again and draws twice a second (the kit's
+    # REDUCED_MOTION_INTERVAL_MS), its physics at its pace: a set still changes what it measures
+    # (each view scrolled into sight first: Chromium stops animation frames in frames out of sight)
+    for cell, target in enumerate(TARGETS, start=1):
+        nb.iframe(cell).scroll_into_view_if_needed()
+        full = wait_for(
+            lambda c=cell: (f := nb.frame(c).evaluate("() => [window.__fps, window.__fpsSpan]")) and f[1] >= 1500 and f,
+            timeout=30,
+            what=f"{target}'s frame rate",
+        )
+        assert full[0] > 5, f"{target} draws {full[0]} frames a second before reduced motion is asked for"
+    nb.page.emulate_media(reduced_motion="reduce")
+    for cell, target in enumerate(TARGETS, start=1):
+        nb.iframe(cell).scroll_into_view_if_needed()
+        fps = wait_for(
+            lambda c=cell: (
+                (f := nb.frame(c).evaluate("() => [window.__fps, window.__fpsSpan, document.body.dataset.motion]"))
+                and f[2] == "reduced"
+                and f[1] >= 1500
+                and f
+            ),
+            timeout=30,
+            what=f"{target} to draw at its reduced rate",
+        )
+        assert fps[0] <= 2.5, f"{target} draws {fps[0]} frames a second with reduced motion"
+    ok, measured, expected = nb.run_cell(SET_CELL).split()
+    assert ok == "True" and abs(float(measured) - float(expected)) < 0.05 * float(expected), (ok, measured, expected)
+    nb.page.emulate_media(reduced_motion="no-preference")
 
 
 @contextmanager
@@ -169,18 +243,14 @@ def _focus(view: Any) -> dict[str, Any]:
 
 
 def test_the_widget_by_keyboard_alone(open_notebook: Any, server: Any) -> None:
-    nb = open_notebook(
-        [PREAMBLE, "sim = sb.TargetWidget('pendulum', chat=True)\nsim", "print(round(sim.values['pendulum.length'], 2))"]
-    )
-    run_preamble(nb)
-    nb.run_cell(1)
-    view = nb.wait_view(1)
-    wait_for(lambda: view.locator(".sb-panel").count() == 1, timeout=30, what="the chat panel")
+    nb, view = open_chat(open_notebook, [PENDULUM_CHAT, "print(round(sim.values['pendulum.length'], 2))"])
     page = nb.page
     before = page.evaluate(_JS_CELLS)
 
     # Tab from just before the widget walks through its controls, never into a frame
-    view.evaluate("(root) => { const s = document.createElement('button'); s.id = 'sb-before'; s.textContent = 'before'; root.before(s); s.focus(); }")
+    view.evaluate(
+        "(root) => { const s = document.createElement('button'); s.id = 'sb-before'; s.textContent = 'before'; root.before(s); s.focus(); }"
+    )
     seen: list[dict[str, Any]] = []
     for _ in range(80):
         page.keyboard.press("Tab")
@@ -258,4 +328,86 @@ def test_the_widget_by_keyboard_alone(open_notebook: Any, server: Any) -> None:
     page.keyboard.press("Tab")  # Send
     assert _focus(view)["name"] == "Send"
     page.keyboard.press("Enter")
-    wait_for(lambda: view.evaluate("(r) => document.activeElement === r.querySelector('.sb-panel textarea')"), timeout=5, what="the focus back in the message box after Send")
+    wait_for(
+        lambda: view.evaluate("(r) => document.activeElement === r.querySelector('.sb-panel textarea')"),
+        timeout=5,
+        what="the focus back in the message box after Send",
+    )
+
+
+# -- what a screen reader hears ---------------------------------------------------------------------
+
+_JS_LISTEN = """(root) => {
+  const heard = window.__sbHeard = { polite: [], assertive: [], logRemoved: 0 };
+  for (const region of root.querySelectorAll('.sb-announcer')) {
+    new MutationObserver((records) => { for (const r of records) for (const n of r.addedNodes)
+      if (n.textContent) heard[region.dataset.live].push(n.textContent); }).observe(region, { childList: true });
+  }
+  new MutationObserver((records) => { for (const r of records) heard.logRemoved += r.removedNodes.length; })
+    .observe(root.querySelector('.sb-log'), { childList: true });
+}"""
+
+
+@LAB_ONLY  # the panel's own code; Notebook 7 runs the same (its keys and axe are tested above)
+def test_one_announcement_per_answer_and_change_and_names_with_units(open_notebook: Any) -> None:
+    nb, view = open_chat(open_notebook, [PENDULUM_CHAT, "print(sim.set_parameter('pendulum.amplitude', 25).ok)"])
+    view.evaluate(_JS_LISTEN)
+    heard = lambda: view.evaluate("() => window.__sbHeard")  # noqa: E731
+
+    turns = [
+        ("set the length to 2 m", "Length 2 m"),
+        ("set the gravity to 1.62", "Gravity 1.62 m/s²"),
+        ("what is the period?", None),
+    ]
+    for n, (words, change) in enumerate(turns, start=1):
+        box = view.locator(".sb-panel textarea")
+        box.fill(words)
+        box.press("Enter")
+        wait_for(
+            lambda n=n: (
+                len([t for t in heard()["polite"] if not t.startswith("Changed:")]) >= n
+                and view.locator(".sb-panel").get_attribute("data-busy") == "false"
+            ),
+            timeout=60,
+            what=f"the answer to turn {n} announced",
+            describe=lambda: repr(heard()),
+        )
+        if change:
+            wait_for(
+                lambda c=change: any(c in t for t in heard()["polite"]),
+                timeout=10,
+                what=f"{change!r} announced",
+                describe=lambda: repr(heard()),
+            )
+    assert nb.run_cell(2).strip() == "True"  # the kernel's own change, said like any other
+    wait_for(
+        lambda: any("Amplitude 25 deg" in t for t in heard()["polite"]),
+        timeout=15,
+        what="the kernel's change announced",
+        describe=lambda: repr(heard()),
+    )
+    said = heard()
+    answers = [t for t in said["polite"] if not t.startswith("Changed:")]
+    changes = [t for t in said["polite"] if t.startswith("Changed:")]
+    assert len(answers) == 3, f"one announcement per answer: {said}"
+    assert len(changes) == 3, f"one announcement per applied change: {said}"
+    assert said["assertive"] == [], said
+    assert said["logRemoved"] == 0, f"the conversation was laid out again: {said}"
+
+    # two runs that changed something: two chips, each with its own change and its outcome in its name
+    chips = view.locator(".sb-chip summary")
+    texts = [chips.nth(i).inner_text() for i in range(chips.count())]
+    set_chips = [t for t in texts if "set_parameters" in t]
+    assert len(set_chips) == 2, texts
+    assert "length = 2" in set_chips[0] and "gravity = 1.62" in set_chips[1], set_chips
+    assert all("applied" in t for t in set_chips), set_chips
+
+    # the accessibility tree: each control named by its label, a slider's value with its unit
+    tree = view.locator('.sb-row[data-path="pendulum.length"]').aria_snapshot()
+    assert re.search(r'slider "Length"', tree), tree
+    # the snapshot shows a slider's aria-valuenow; what a screen reader says is its aria-valuetext
+    slider = view.locator('.sb-row[data-path="pendulum.length"] input[type=range]')
+    assert slider.get_attribute("aria-valuetext") == "2 m"
+    assert 'spinbutton "Length in m"' in tree, tree
+    chip_tree = view.locator(".sb-log").aria_snapshot()
+    assert "set_parameters: length = 2" in chip_tree and "applied" in chip_tree, chip_tree
