@@ -6,7 +6,6 @@ target runs on a headless page, advanced a second so its observables are measure
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Iterator
 
@@ -17,6 +16,8 @@ from splitbrain_widget.agent._tools import BY_NAME, ToolContext
 from splitbrain_widget.features._describe import MAX_DESCRIPTION_CHARS, describe, number_words, value_words
 from splitbrain_widget.headless import HeadlessTarget
 from splitbrain_widget.manifest.registry import load_target
+
+from .browser_env import run_async
 
 browser = pytest.mark.browser
 
@@ -56,7 +57,7 @@ def test_describe_says_every_parameter_and_what_the_page_measured_with_units(pag
 def test_the_describe_tool_fetches_a_fresh_state_first(page: HeadlessTarget) -> None:
     before = page.describe()
     page.advance(2.0)
-    result = asyncio.run(BY_NAME["describe"].run(ToolContext(page, {}), {}))
+    result = run_async(BY_NAME["describe"].run(ToolContext(page, {}), {}))
     assert isinstance(result, dict) and result["ok"] is True and "note" not in result
     assert result["text"] == page.describe()
     if page.target_id in ("pendulum", "orbits", "boids"):  # moving pages: time passed, the words say so
@@ -65,7 +66,7 @@ def test_the_describe_tool_fetches_a_fresh_state_first(page: HeadlessTarget) -> 
 
 def test_without_a_page_the_tool_describes_the_last_report_and_says_so() -> None:
     sim = sb.TargetWidget("projectile")
-    result = asyncio.run(BY_NAME["describe"].run(ToolContext(sim, {}), {}))
+    result = run_async(BY_NAME["describe"].run(ToolContext(sim, {}), {}))
     assert result["ok"] is True and "no fresh state (no_view)" in result["note"]
     assert "Not measured yet: range" in result["text"] and "angle 45 deg" in result["text"]
 

@@ -150,8 +150,9 @@ export function mountSandbox(opts) {
   return {
     load,
     reloadTarget() {
-      if (stopped) load(); // a stopped target's frame is gone: a new page starts afresh
-      else post({ op: "reload", html: page() });
+      if (stopped) return load(); // a stopped target's frame is gone: a new page starts afresh
+      frame.setAttribute("title", title()); // another target (select_target) under the same policy
+      post({ op: "reload", html: page() });
     },
     fromKernel(msg) {
       if (!stopped) {

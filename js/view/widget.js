@@ -57,6 +57,9 @@ function render({ model, el }) {
   const titleEl = /** @type {HTMLElement} */ (status.querySelector(".sb-title"));
   const detailEl = /** @type {HTMLElement} */ (status.querySelector(".sb-detail"));
   const restart = /** @type {HTMLButtonElement} */ (status.querySelector(".sb-restart"));
+  const showTitle = () => {
+    titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
+  };
   const layout = document.createElement("div");
   layout.className = "sb-layout";
   const targetBox = document.createElement("div");
@@ -109,7 +112,7 @@ function render({ model, el }) {
     look: () => notebookLook(document),
     onLoad: () => {
       restart.hidden = true;
-      titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
+      showTitle();
       root.dataset.target = model.get("target_id") ?? "";
     },
     // The page was unloaded for flooding: offer a restart.
@@ -149,6 +152,7 @@ function render({ model, el }) {
   model.on("change:_html", onHtml);
   model.on("change:_sandbox", onSandbox);
   model.on("change:height", onHeight);
+  model.on("change:manifest", showTitle); // select_target: another page in the same frame
   model.on("change:chat_enabled", onChatEnabled);
   model.on("change:values", onValues);
   const detach = () => model.send(detachedEvent(viewId));
@@ -198,6 +202,7 @@ function render({ model, el }) {
     model.off("change:_html", onHtml);
     model.off("change:_sandbox", onSandbox);
     model.off("change:height", onHeight);
+    model.off("change:manifest", showTitle);
     model.off("change:chat_enabled", onChatEnabled);
     model.off("change:values", onValues);
     unmountPanel?.();

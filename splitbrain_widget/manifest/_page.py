@@ -146,7 +146,7 @@ def network_allowed(url: str, sources: tuple[str, ...]) -> bool:
     return False
 
 
-def sandbox_html(csp: str | None = None, title: str = "simulation") -> str:
+def sandbox_html(csp: str | None = None) -> str:
     """The notebook view's sandbox frame (js/host/sandbox.js), under the target's policy.
 
     The frame stands between the notebook page and the target's iframe. A srcdoc frame inherits its
@@ -154,9 +154,12 @@ def sandbox_html(csp: str | None = None, title: str = "simulation") -> str:
     here is the target's own (``csp``, else :data:`DEFAULT_CSP`) with ``frame-src 'none'`` added
     where it says nothing of frames: the target runs under nothing looser than its own policy, and
     cannot navigate to any network, ``data:`` or ``blob:`` URL (the browser refuses before any
-    request is made). ``title`` names the document (the target's title) for assistive technology.
+    request is made). Its document's title is a word for any target, on purpose: the ``_sandbox``
+    trait changes only with the policy, so a ``select_target`` to a page under the same policy reloads
+    the page in this frame (its held calls answered) instead of replacing the frame; the frame element
+    in the notebook carries the target's title.
     """
-    return _frame_document(csp, sandbox_script(), title=title)
+    return _frame_document(csp, sandbox_script())
 
 
 def app_html(target_html: str, csp: str | None, data: dict[str, Any], title: str = "simulation") -> str:

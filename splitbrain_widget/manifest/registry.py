@@ -120,7 +120,7 @@ class Target:
     @property
     def sandbox_html(self) -> str:
         """The notebook view's sandbox frame for this target (:func:`sandbox_html`)."""
-        return sandbox_html(self.manifest.csp, self.title)
+        return sandbox_html(self.manifest.csp)
 
     def app_html(self, data: dict[str, Any]) -> str:
         """An MCP App view's document holding this target's page (:func:`app_html`), ``data`` beside it."""

@@ -1230,8 +1230,9 @@ function mountSandbox(opts) {
   return {
     load,
     reloadTarget() {
-      if (stopped) load();
-      else post({ op: "reload", html: page() });
+      if (stopped) return load();
+      frame.setAttribute("title", title());
+      post({ op: "reload", html: page() });
     },
     fromKernel(msg) {
       if (!stopped) {
@@ -1367,6 +1368,9 @@ function render({ model, el }) {
     /** @type {HTMLButtonElement} */
     status.querySelector(".sb-restart")
   );
+  const showTitle = () => {
+    titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
+  };
   const layout = document.createElement("div");
   layout.className = "sb-layout";
   const targetBox = document.createElement("div");
@@ -1412,7 +1416,7 @@ function render({ model, el }) {
     look: () => notebookLook(document),
     onLoad: () => {
       restart.hidden = true;
-      titleEl.textContent = model.get("manifest")?.title ?? model.get("target_id") ?? "";
+      showTitle();
       root.dataset.target = model.get("target_id") ?? "";
     },
     // The page was unloaded for flooding: offer a restart.
@@ -1451,6 +1455,7 @@ function render({ model, el }) {
   model.on("change:_html", onHtml);
   model.on("change:_sandbox", onSandbox);
   model.on("change:height", onHeight);
+  model.on("change:manifest", showTitle);
   model.on("change:chat_enabled", onChatEnabled);
   model.on("change:values", onValues);
   const detach = () => model.send(detachedEvent(viewId));
@@ -1486,6 +1491,7 @@ function render({ model, el }) {
     model.off("change:_html", onHtml);
     model.off("change:_sandbox", onSandbox);
     model.off("change:height", onHeight);
+    model.off("change:manifest", showTitle);
     model.off("change:chat_enabled", onChatEnabled);
     model.off("change:values", onValues);
     unmountPanel?.();
