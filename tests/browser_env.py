@@ -1,5 +1,7 @@
 """Is a browser here? One answer for every real-browser layer (tests/browser, tests/browser_targets)
-and the benchmarks: Debian's Chromium driven by the playwright package, never a downloaded browser.
+and the benchmarks: a Chromium-family browser driven by the playwright package (on the project's build
+machines Debian's /usr/bin/chromium: they cannot download a browser; elsewhere the browser the runtime
+finds, hosts/_browser_finder.py).
 
 Without them the tests skip with a message; with ``SPLITBRAIN_REQUIRE_BROWSER=1`` (set by .ci/run)
 they fail instead.
@@ -8,12 +10,12 @@ they fail instead.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from splitbrain_widget.hosts._browser_finder import BrowserNotFound, find_browser
 from splitbrain_widget.hosts._headless_engine import CHROMIUM_ARGS as ENGINE_ARGS
 
 T = TypeVar("T")
@@ -38,25 +40,27 @@ def stop_process_group(proc: subprocess.Popen[bytes], grace: float = 15.0) -> No
 
 
 def chromium_path() -> str | None:
-    """Debian's Chromium: ``/usr/bin/chromium``, else ``chromium`` on PATH."""
+    """``/usr/bin/chromium`` (the build machines'), else the browser the runtime finds, else None."""
     if os.access("/usr/bin/chromium", os.X_OK):
         return "/usr/bin/chromium"
-    return shutil.which("chromium")
+    try:
+        return find_browser().path
+    except BrowserNotFound:
+        return None
 
 
 def unavailable_reason() -> str | None:
     """Why the browser layers cannot run here, or None when they can."""
     if chromium_path() is None:
-        return (
-            "Chromium not found: apt-get install chromium (the browser tests need /usr/bin/chromium or "
-            "`chromium` on PATH; never `playwright install`)"
-        )
+        try:
+            find_browser()
+        except BrowserNotFound as exc:
+            return f"no browser for the browser tests: {exc}"
     try:
         import playwright.sync_api  # noqa: F401
     except Exception as exc:  # pragma: no cover - depends on the environment
         return (
-            f"Chromium found, but the playwright Python package is not importable ({exc}): "
-            "pip install -e '.[dev]' (the browser is Debian's chromium; never `playwright install`)"
+            f"a browser is here, but the playwright Python package is not importable ({exc}): pip install -e '.[dev]'"
         )
     return None
 

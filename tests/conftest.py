@@ -23,6 +23,22 @@ def engine() -> Iterator[None]:
 
 
 @pytest.fixture
+def no_browser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Linux machine with no browser anywhere the runtime looks (hosts/_browser_finder.py)."""
+    from splitbrain_widget.hosts import _browser_finder, _headless_engine
+
+    original = _browser_finder.find_browser
+
+    def nowhere() -> _browser_finder.FoundBrowser:
+        return original(
+            env={}, platform="linux", playwright_path=lambda: None, exists=lambda path: False, which=lambda n, p: None
+        )
+
+    monkeypatch.setattr(_headless_engine, "find_browser", nowhere)
+    monkeypatch.setattr(_browser_finder, "find_browser", nowhere)
+
+
+@pytest.fixture
 def fake() -> Iterator[Callable[..., FakeProvider]]:
     """``fake(provider, **kwargs)`` starts a local fake LLM provider (tests/fake_providers.py) on
     127.0.0.1; every one started is stopped at teardown."""

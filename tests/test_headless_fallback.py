@@ -17,6 +17,7 @@ import pytest
 
 import splitbrain_widget as sb
 from splitbrain_widget.hosts import _headless_engine as engine_mod
+from splitbrain_widget.hosts._browser_finder import ENV_CHROMIUM
 from splitbrain_widget.hosts._headless_engine import HeadlessUnavailable
 from splitbrain_widget.widget import ENV_HEADLESS, NO_VIEW_MESSAGE
 
@@ -34,10 +35,8 @@ def page_id(sim: sb.TargetWidget) -> str | None:
 
 
 @pytest.fixture
-def no_chromium(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A machine without Chromium, in a process that never started the headless engine."""
-    monkeypatch.delenv(engine_mod.ENV_CHROMIUM, raising=False)
-    monkeypatch.setattr(engine_mod.shutil, "which", lambda name: None)
+def no_chromium(monkeypatch: pytest.MonkeyPatch, no_browser: None) -> None:
+    """A machine without a browser, in a process that never started the headless engine."""
     monkeypatch.setattr(engine_mod.Engine, "_instance", None)
 
 
@@ -82,7 +81,7 @@ def held_target(folder: Path) -> Path:
 
 
 def test_headless_true_without_chromium_raises_at_once_with_the_install_hint(no_chromium: None) -> None:
-    with pytest.raises(HeadlessUnavailable, match="apt-get install chromium"):
+    with pytest.raises(HeadlessUnavailable, match="python -m playwright install chromium"):
         sb.TargetWidget("demo", targets_dir=FIXTURES, headless=True)
 
 
@@ -93,11 +92,14 @@ def test_the_variable_without_chromium_answers_no_view_with_the_install_hint_and
     sim = sb.TargetWidget("demo", targets_dir=FIXTURES)  # a notebook with views must keep working: no raise
     result = sim.set_parameter("count", 7, timeout=60)
     assert result.error is not None and result.error.code == "no_view", result
-    assert "no headless page can start" in result.error.message and "apt-get install chromium" in result.error.message
+    assert (
+        "no headless page can start" in result.error.message
+        and "python -m playwright install chromium" in result.error.message
+    )
     assert result.kept and not result.applied and sim.values["settings.count"] == 7
     state = sim.fetch_state(timeout=60)
     assert state.error is not None and state.error.code == "no_view" and not state.kept
-    assert "apt-get install chromium" in (state.error.hint or "")
+    assert "splitbrain_widget doctor" in (state.error.hint or "")
     sim.close()
 
 
@@ -297,7 +299,7 @@ def test_a_browser_that_fails_to_start_ends_the_call_with_the_reason(
     fake = tmp_path / "not-chromium"
     fake.write_text("#!/bin/sh\nexit 3\n")
     fake.chmod(0o755)
-    monkeypatch.setenv(engine_mod.ENV_CHROMIUM, str(fake))
+    monkeypatch.setenv(ENV_CHROMIUM, str(fake))
     monkeypatch.setattr(engine_mod.Engine, "_instance", None)  # a fresh engine, on the broken browser
     sim = widgets(headless=True)
     try:

@@ -194,7 +194,8 @@ class HeadlessFallback:
             return (
                 "no_view",
                 f"no view of the widget is displayed, and no headless page can start: {self._unavailable}{kept}",
-                "apt-get install chromium, or display the widget in a notebook",
+                "install a Chromium-family browser (`python -m splitbrain_widget doctor` says how), "
+                "or display the widget in a notebook",
             )
         if self._lost is not None:
             return (

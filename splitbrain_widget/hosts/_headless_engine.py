@@ -11,8 +11,9 @@ Kernel -> view messages go in as batches of ops, one ``Runtime.evaluate`` per ba
 sends ride together); view -> kernel messages come out through a CDP binding, batched per task.
 Host pages are reused when a HeadlessPage closes.
 
-The browser is Debian's ``chromium`` (``apt-get install chromium``) or ``SPLITBRAIN_CHROMIUM``;
-never ``playwright install``. Playwright is imported here only, lazily.
+The browser is the one the user has, found by :mod:`._browser_finder` (``SPLITBRAIN_CHROMIUM``, the
+Chromium Playwright installed, then the system's Chromium, Chrome or Edge). Playwright is imported
+here only, lazily.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import json
 import logging
 import os
 import re
-import shutil
+import sys
 import threading
 from collections.abc import Callable, Coroutine
 from functools import cache
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._bounds import repair_text
+from ._browser_finder import BrowserNotFound, FoundBrowser, find_browser
 from ._network_gate import NetworkGate, open_gate
 
 if TYPE_CHECKING:
@@ -41,7 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("splitbrain_widget.headless")
 
-ENV_CHROMIUM = "SPLITBRAIN_CHROMIUM"
 # Headless Chromium on a machine with a closed network (BROWSER-TESTING.md): without the
 # background-networking flags it keeps trying to reach Google's hosts. Playwright adds --headless,
 # and --no-sandbox only where the sandbox cannot work (as root).
@@ -65,7 +66,7 @@ CLOSE_WAIT_S = 5.0
 MAX_HANDOVER_CHARS = 4 << 20
 # A lone surrogate as JSON.stringify writes it ("\ud800"); only then is a hand-over repaired.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
-INSTALL_HINT = "apt-get install chromium (Debian's browser; never `playwright install`)"
+DOCTOR_HINT = "`python -m splitbrain_widget doctor` says what this machine has"
 
 _T = TypeVar("_T")
 MessageHandler = Callable[[dict[str, Any]], None]
@@ -85,23 +86,27 @@ class HeadlessError(RuntimeError):
 
 
 def chromium_executable() -> str:
-    """The Chromium to run: ``SPLITBRAIN_CHROMIUM``, else ``chromium`` on PATH; raises at once when absent."""
-    configured = os.environ.get(ENV_CHROMIUM, "").strip()
-    if configured:
-        path = Path(configured).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return str(path)
-        raise HeadlessUnavailable(
-            f"{ENV_CHROMIUM}={configured!r} is not an executable file: point it at a Chromium binary, "
-            f"or unset it and {INSTALL_HINT}"
-        )
-    found = shutil.which("chromium")
-    if found is None:
-        raise HeadlessUnavailable(
-            f"the headless runtime needs Chromium and found none (no `chromium` on PATH, {ENV_CHROMIUM} unset): "
-            f"{INSTALL_HINT}, or set {ENV_CHROMIUM} to a Chromium binary"
-        )
-    return found
+    """The browser to run (:func:`._browser_finder.find_browser`); raises HeadlessUnavailable at once,
+    naming what was tried and the fix for this system, when there is none."""
+    return found_browser().path
+
+
+def found_browser() -> FoundBrowser:
+    """The browser to run and how it was found (:mod:`._browser_finder`)."""
+    try:
+        return find_browser()
+    except BrowserNotFound as exc:
+        raise HeadlessUnavailable(f"{exc} ({DOCTOR_HINT})") from None
+
+
+def new_engine_loop(platform: str = sys.platform) -> asyncio.AbstractEventLoop:
+    """The engine thread's loop. On Windows a Proactor loop whatever policy the kernel set: Playwright
+    starts its driver as a subprocess, which a selector loop (the policy some notebook setups install
+    on Windows) cannot do."""
+    if platform == "win32":
+        proactor: type[asyncio.AbstractEventLoop] = getattr(asyncio, "ProactorEventLoop")  # noqa: B009 (Windows only)
+        return proactor()
+    return asyncio.new_event_loop()
 
 
 def _require_playwright() -> None:
@@ -110,7 +115,7 @@ def _require_playwright() -> None:
     except ImportError as exc:
         raise HeadlessUnavailable(
             f"the headless runtime needs the playwright Python package ({exc}): pip install playwright "
-            "(the package only; the browser is Debian's chromium, never `playwright install`)"
+            f"(and a Chromium-family browser: {DOCTOR_HINT})"
         ) from None
 
 
@@ -192,7 +197,7 @@ class Engine:
 
     def __init__(self, executable: str) -> None:
         self.executable = executable
-        self.loop = asyncio.new_event_loop()
+        self.loop = new_engine_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="splitbrain-headless", daemon=True)
         self.thread.start()
         self.closed = False
