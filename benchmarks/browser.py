@@ -35,7 +35,8 @@ CELLS = [
 
 
 def hops(trace: list[list[Any]]) -> dict[str, Any]:
-    """Per-request browser-side durations (ms) from the view's trace (see js/view/widget.js ``trace``)."""
+    """Per-request durations (ms) in the sandbox frame, from the relay's trace (js/host/relay.js ``trace``):
+    from a request reaching the relay to its reply leaving it, and the target iframe's part of that."""
     by_id: dict[str, dict[str, float]] = {}
     for request_id, hop, t in trace:
         by_id.setdefault(request_id, {})[hop] = t
@@ -55,9 +56,12 @@ def measure(nodelay: bool, cell: int = 1) -> tuple[list[float], dict[str, Any]]:
         with notebook_session(CELLS, name="bench.ipynb") as nb:
             nb.run_cell(0)
             nb.wait_view(0)
-            nb.page.evaluate("globalThis.__splitbrainTrace = []")
+            # the relay runs in the view's sandbox frame (js/host/sandbox.js), not the notebook page: its
+            # hop trace is kept there
+            sandbox = nb.iframe(0).element_handle().content_frame()
+            sandbox.evaluate("globalThis.__splitbrainTrace = []")
             out = nb.run_cell(cell, timeout=600)
-            trace = nb.page.evaluate("globalThis.__splitbrainTrace")
+            trace = sandbox.evaluate("globalThis.__splitbrainTrace")
             return [float(x) for x in json.loads(out.strip().splitlines()[-1])], hops(trace)
     finally:
         if previous is None:
@@ -93,7 +97,8 @@ def run() -> dict[str, Any]:
         "roundtrip_browser_hops": {
             **in_view,
             "kernel_wire_and_server_ms_median": outside,
-            "note": "in_view: from the request reaching the view to its reply leaving it; the rest of the median "
+            "note": "in_view: from the request reaching the relay (in the view's sandbox frame) to its reply "
+            "leaving it; the notebook page's hop into that frame is outside it; the rest of the median "
             "round trip is kernel, zmq, jupyter_server and websocket, both ways",
         },
     }

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -224,6 +225,12 @@ _JS_CELLS = """() => {
 
 # the focused element, described; whether it is in the widget and how its focus shows
 _JS_FOCUS = """(root) => {
+  const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const backdrop = (node) => { for (let n = node; n; n = n.parentElement) { const c = rgb(getComputedStyle(n).backgroundColor);
+    if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) return c; } return [255, 255, 255]; };
   const el = document.activeElement;
   const inView = root.contains(el);
   const cs = el ? getComputedStyle(el) : null;
@@ -234,6 +241,8 @@ _JS_FOCUS = """(root) => {
     name: el && (el.getAttribute('aria-label') || el.textContent || '').trim().slice(0, 40),
     path: el && el.closest('[data-path]') ? el.closest('[data-path]').dataset.path : null,
     outline: cs ? [cs.outlineStyle, parseFloat(cs.outlineWidth), cs.outlineColor] : null,
+    // the ring against what is around it (outside the control: its parent's backdrop), WCAG's 3:1
+    ringContrast: cs && el.parentElement ? Math.round(ratio(rgb(cs.outlineColor), backdrop(el.parentElement)) * 100) / 100 : 0,
     inCell: Boolean(el && el.closest('.jp-Cell')),
   };
 }"""
@@ -273,6 +282,14 @@ def test_the_widget_by_keyboard_alone(open_notebook: Any, server: Any) -> None:
     for f in seen:
         style, width, _colour = f["outline"]
         assert style != "none" and width >= 2, f"no visible focus on {f}"
+        assert f["ringContrast"] >= 3, f"the focus ring of {f['name']!r} is {f['ringContrast']}:1 on its backdrop"
+    # nothing of a row is cut off at the panel's edge (a unit, a select of named values)
+    cut = view.evaluate(
+        "(root) => { const edge = root.querySelector('.sb-panel').getBoundingClientRect().right;"
+        " return [...root.querySelectorAll('.sb-row .sb-control > *')]"
+        ".filter(e => e.getBoundingClientRect().right > edge + 1).map(e => e.outerHTML.slice(0, 80)); }"
+    )
+    assert cut == [], f"cut off at the panel's edge: {cut}"
 
     cells = lambda: page.evaluate(_JS_CELLS)  # noqa: E731
 
@@ -412,3 +429,17 @@ def test_one_announcement_per_answer_and_change_and_names_with_units(open_notebo
     assert 'spinbutton "Length in m"' in tree, tree
     chip_tree = view.locator(".sb-log").aria_snapshot()
     assert "set_parameters: length = 2" in chip_tree and "applied" in chip_tree, chip_tree
+
+    # "Announce changes": what the page measures is read out, at most every 5 s (OBSERVABLE_ANNOUNCE_MS)
+    before = len(heard()["polite"])
+    view.locator(".sb-announce-toggle").check()
+    wait_for(
+        lambda: any(t.startswith("period:") for t in heard()["polite"][before:]),
+        timeout=15,
+        what="the measurements announced",
+        describe=lambda: repr(heard()["polite"][before:]),
+    )
+    started = time.monotonic()
+    wait_for(lambda: len(heard()["polite"]) >= before + 2, timeout=15, what="a second reading of the measurements")
+    assert time.monotonic() - started > 3.5, "measurements are read out at most every 5 s"
+    view.locator(".sb-announce-toggle").uncheck()
