@@ -35,6 +35,8 @@ const bundles = [
   { entry: "host/sandbox.js", format: "esm", minify: true, inline: true },
   // The MCP App view's module, inlined by the registry into the `ui://` resource the MCP server serves.
   { entry: "app/app_view.js", format: "esm", minify: true, inline: true },
+  // An exported page's module (sim.to_html()): the notebook view on a local model, inlined into the file.
+  { entry: "export/export_page.js", format: "esm", minify: true, inline: true },
 ];
 
 /**

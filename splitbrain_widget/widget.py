@@ -32,7 +32,7 @@ from .core._echo import EchoThrottle
 from .core._operations import NO_VIEW_MESSAGE, Operations
 from .core._seam import Host, ViewHost, as_host
 from .core._stream import Streamer, StreamStats
-from .features import _describe, _seek
+from .features import _describe, _export, _seek
 from .features._seek import SeekOptions
 from .hosts._comm import CommHost
 from .manifest import Manifest, ParameterError
@@ -269,6 +269,13 @@ class TargetWidget(anywidget.AnyWidget):
         ..."). Reads what the kernel holds (``values``, ``state``); ``fetch_state()`` first for a fresh one.
         """
         return _describe.describe(self.schema, self.target.title, self.values, self.state or {})
+
+    def to_html(self, path: str | Path, *, controls: bool = True) -> _export.ExportedPage:
+        """Write the simulation as one self-contained HTML file that runs in any browser with no kernel
+        and no network: the target's page at the widget's current values, in the same sandbox as here,
+        with the inspector's controls (``controls=False``: the page alone) and its observables. Returns
+        where it went and its size in bytes."""
+        return _export.write(self, path, controls=controls)
 
     def act(self, name: str, *, timeout: float | None = None) -> ToolResult:
         """Run the manifest's action ``name`` on the page (press its Run button, say) and return the

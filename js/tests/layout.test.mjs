@@ -17,6 +17,7 @@ const MAY_IMPORT = /** @type {Record<string, string[]>} */ ({
   host: [""],
   view: ["", "host"],
   app: ["", "host"],
+  export: ["", "host", "view"],
 });
 
 /**

@@ -171,11 +171,25 @@ def app_html(target_html: str, csp: str | None, data: dict[str, Any], title: str
     page's code cannot reach the chat host's channel (the host accepts messages from this document's
     window only), so it cannot call tools or write into the conversation.
     """
-    block = json.dumps({**data, "html": target_html}, separators=(",", ":"))
+    return _frame_document(csp, app_script(), _data_block(APP_DATA_ID, {**data, "html": target_html}), title=title)
+
+
+EXPORT_DATA_ID = "splitbrain-export-data"  # js/export/export_page.js EXPORT_DATA_ID
+
+
+def export_html(csp: str | None, traits: dict[str, Any], title: str = "simulation") -> str:
+    """A widget as a file of its own (js/export/export_page.js): the notebook view's own code on the
+    widget's ``traits`` (the page, its sandbox frame, the values), under the target's policy with
+    ``frame-src 'none'`` added where it says nothing of frames, as the sandbox frame is: the file loads
+    nothing from anywhere, and its page runs in the same sandbox as in a notebook."""
+    return _frame_document(csp, export_script(), _data_block(EXPORT_DATA_ID, {"traits": traits}), title=title)
+
+
+def _data_block(element_id: str, data: dict[str, Any]) -> str:
+    block = json.dumps(data, separators=(",", ":"))
     # In a data block only "</script" (and "<!--") mean anything to the HTML parser: none survive this.
     block = block.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    data_block = f'<script type="application/json" id="{APP_DATA_ID}">{block}</script>'
-    return _frame_document(csp, app_script(), data_block, title=title)
+    return f'<script type="application/json" id="{element_id}">{block}</script>'
 
 
 def _frame_document(csp: str | None, module: str, data: str = "", title: str = "simulation") -> str:
@@ -214,6 +228,11 @@ def target_api_script() -> str:
 def sandbox_script() -> str:
     """The built sandbox frame module (``static/sandbox.js``), safe to inline."""
     return _static_script("sandbox.js")
+
+
+def export_script() -> str:
+    """The built export page module (``static/export_page.js``), safe to inline."""
+    return _static_script("export_page.js")
 
 
 def app_script() -> str:

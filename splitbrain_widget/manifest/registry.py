@@ -34,6 +34,7 @@ from ._page import (
     app_script,
     bindings_script,
     clock_script,
+    export_html,
     inject_clock,
     inject_target_api,
     kit_script,
@@ -121,6 +122,10 @@ class Target:
     def sandbox_html(self) -> str:
         """The notebook view's sandbox frame for this target (:func:`sandbox_html`)."""
         return sandbox_html(self.manifest.csp)
+
+    def export_html(self, traits: dict[str, Any]) -> str:
+        """A widget of this target as a file of its own (:func:`export_html`), from its ``traits``."""
+        return export_html(self.manifest.csp, traits, self.title)
 
     def app_html(self, data: dict[str, Any]) -> str:
         """An MCP App view's document holding this target's page (:func:`app_html`), ``data`` beside it."""

@@ -1,0 +1,65 @@
+"""A widget as a file of its own: ``sim.to_html(path)``.
+
+One self-contained HTML file that runs the target in any browser with no kernel and no network: the
+notebook view's own code (js/export/) on the widget's traits as they are now (its page, its sandbox
+frame, its current values and last state), with the inspector's controls steering the page and its
+observables shown. The same sandbox and policy as in a notebook; the file names no URL outside itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..manifest.registry import Target
+
+
+class Exportable(Protocol):
+    """What an export reads of a widget."""
+
+    @property
+    def target(self) -> Target: ...
+
+    manifest: Any
+    values: Any
+    state: Any
+    height: Any
+
+
+@dataclass(frozen=True)
+class ExportedPage:
+    """Where the file went and how big it is."""
+
+    path: Path
+    size: int
+
+    def __repr__(self) -> str:
+        return f"ExportedPage({str(self.path)!r}, {self.size:,} bytes)"
+
+
+def page_html(widget: Exportable, *, controls: bool = True) -> str:
+    """The file's text: the view's traits as the widget holds them, the inspector shown with ``controls``."""
+    target = widget.target
+    traits: dict[str, Any] = {
+        "target_id": target.id,
+        "manifest": dict(widget.manifest),
+        "_html": target.html,
+        "_sandbox": target.sandbox_html,
+        "values": dict(widget.values),
+        "state": dict(widget.state or {}),
+        "height": int(widget.height),
+        "chat_enabled": controls,
+        "transcript": [],
+        "chat_busy": False,
+        "chat_model": "",
+    }
+    return target.export_html(traits)
+
+
+def write(widget: Exportable, path: str | Path, *, controls: bool = True) -> ExportedPage:
+    """Write :func:`page_html` to ``path`` (UTF-8); its size in bytes."""
+    out = Path(path)
+    data = page_html(widget, controls=controls).encode("utf-8")
+    out.write_bytes(data)
+    return ExportedPage(out, len(data))

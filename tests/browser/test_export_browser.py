@@ -1,0 +1,99 @@
+"""A simulation as a file of its own (#42, ``sim.to_html``): opened in Chromium with every request
+blocked, the target runs at the widget's values, a control changes it, and the file names no URL
+outside itself."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import splitbrain_widget as sb
+
+from .harness import wait_for
+
+pytestmark = pytest.mark.browser
+
+# XML namespaces are names, not addresses: nothing is fetched from them
+NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xhtml"}
+
+
+@pytest.fixture
+def offline_page(browser: Any) -> Iterator[tuple[Any, list[str]]]:
+    """A page whose every request but the file itself is refused; the refused ones are listed."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    refused: list[str] = []
+
+    def route(request_route: Any) -> None:
+        url = request_route.request.url
+        if url.startswith("file://"):
+            request_route.continue_()
+        else:
+            refused.append(url)
+            request_route.abort()
+
+    page.route("**/*", route)
+    try:
+        yield page, refused
+    finally:
+        context.close()
+
+
+def _target_state(page: Any) -> dict[str, Any]:
+    sandbox = page.locator(".splitbrain-view iframe").first.element_handle().content_frame()
+    target = sandbox.locator("iframe").element_handle().content_frame()
+    return dict(json.loads(target.evaluate("() => document.body.dataset.state || '{}'")))
+
+
+def test_to_html_runs_the_target_offline_at_its_values_and_its_controls_steer_it(
+    offline_page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    page, refused = offline_page
+    sim = sb.TargetWidget("projectile")
+    sim.set_parameters({"launch.angle": 30, "launch.speed": 20, "launch.height": 0})  # no view: kept
+    exported = sim.to_html(tmp_path / "projectile.html")
+    assert exported.size == (tmp_path / "projectile.html").stat().st_size > 0
+    text = exported.path.read_text(encoding="utf-8")
+    outside = set(re.findall(r"https?://[^\s\"'<>)\\]+", text)) - NAMESPACES
+    assert outside == set(), f"the file names URLs outside itself: {sorted(outside)[:10]}"
+
+    page.goto(exported.path.as_uri())
+    wait_for(
+        lambda: page.evaluate("() => document.querySelector('.splitbrain-view')?.dataset.status") == "ready",
+        timeout=30,
+        what="the exported page's target to be ready",
+    )
+    wait_for(lambda: _target_state(page).get("launch.angle") == 30, timeout=15, what="the widget's values on the page")
+    number = page.locator('.sb-row[data-path="launch.angle"] input[type=number]')
+    number.fill("60")
+    number.press("Enter")
+    state = wait_for(
+        lambda: (s := _target_state(page)).get("launch.angle") == 60 and s,
+        timeout=15,
+        what="the control to change the page",
+    )
+    assert state["range"] == pytest.approx(20**2 * math.sin(math.radians(120)) / 9.81, rel=1e-3)
+    observables = page.locator(".sb-observables")
+    observables.scroll_into_view_if_needed()
+    wait_for(lambda: "35.31" in observables.inner_text(), timeout=15, what="the observables shown")
+    assert refused == [], f"requests left the file: {refused}"
+
+
+def test_to_html_without_controls_is_the_page_alone(offline_page: tuple[Any, list[str]], tmp_path: Path) -> None:
+    page, refused = offline_page
+    exported = sb.TargetWidget("pendulum").to_html(tmp_path / "pendulum.html", controls=False)
+    page.goto(exported.path.as_uri())
+    wait_for(
+        lambda: page.evaluate("() => document.querySelector('.splitbrain-view')?.dataset.status") == "ready",
+        timeout=30,
+        what="the pendulum ready",
+    )
+    assert page.locator(".sb-panel").count() == 0
+    assert page.title() == "Pendulum"
+    assert refused == []
