@@ -270,12 +270,13 @@ class TargetWidget(anywidget.AnyWidget):
         """
         return _describe.describe(self.schema, self.target.title, self.values, self.state or {})
 
-    def to_html(self, path: str | Path, *, controls: bool = True) -> _export.ExportedPage:
+    def to_html(self, path: str | Path, *, controls: bool = True, replay: bool = True) -> _export.ExportedPage:
         """Write the simulation as one self-contained HTML file that runs in any browser with no kernel
         and no network: the target's page at the widget's current values, in the same sandbox as here,
-        with the inspector's controls (``controls=False``: the page alone) and its observables. Returns
-        where it went and its size in bytes."""
-        return _export.write(self, path, controls=controls)
+        with the inspector's controls (``controls=False``: the page alone) and its observables; with
+        ``replay`` the session's changes as steps a reader steps through, each headed by what caused it
+        ("chat: make it red → color = 'red'"). Returns where it went and its size in bytes."""
+        return _export.write(self, path, controls=controls, replay=replay)
 
     def act(self, name: str, *, timeout: float | None = None) -> ToolResult:
         """Run the manifest's action ``name`` on the page (press its Run button, say) and return the

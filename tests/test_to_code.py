@@ -590,3 +590,28 @@ def test_a_set_or_reset_interrupted_after_it_committed_is_in_the_code() -> None:
     assert sim.values["settings.speed"] == 3.0 and sim.audit[-1].code == "cancelled"
     assert 'sim.set_parameters({"settings.speed": 3.0})' in sim.audit.to_code()
     sim.close()
+
+
+def test_replay_steps_are_the_defaults_then_each_change_with_its_cause() -> None:
+    from splitbrain_widget.core._audit import call_source
+    from splitbrain_widget.core._to_code import replay_steps
+
+    sim = sb.TargetWidget("projectile")
+    sim.set_parameters({"launch.angle": 30})
+    with call_source("chat: make it steeper"):
+        sim.set_parameters({"launch.angle": 60})
+        sim.set_parameters({"launch.speed": 25})
+    sim.fetch_state()  # a read leaves no step
+    sim.reset()
+    sim.set_parameters({"launch.height": 5})
+    steps = replay_steps(sim.audit.entries(), sim.schema.defaults(), "projectile")
+    assert [s["label"] for s in steps] == [
+        "start: the manifest's defaults",
+        "python → angle = 30",
+        "chat: make it steeper → angle = 60, speed = 25",
+        "python → reset",
+        "python → height = 5",
+    ]
+    assert steps[2]["values"]["launch.angle"] == 60 and steps[2]["values"]["launch.speed"] == 25
+    assert steps[3]["values"] == sim.schema.defaults()
+    assert steps[-1]["values"] == sim.values

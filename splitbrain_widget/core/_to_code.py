@@ -272,3 +272,44 @@ def _string(text: str) -> str:
     except (ValueError, SyntaxError):  # a lone surrogate, say
         pass
     return repr(str(text))
+
+
+# -- replay -----------------------------------------------------------------------------------
+
+MAX_REPLAY_STEPS = 500
+
+
+def replay_steps(entries: Sequence[AuditEntry], defaults: dict[str, Any], target: str) -> list[dict[str, Any]]:
+    """The session's changes as steps a reader steps through, each with what caused it and the whole
+    ``values`` after it: first the defaults, then one step per call that changed something (consecutive
+    sets of one source as one), per reset and per action the page ran. Read by the same rules as
+    :func:`to_code` (only what a call left in the values counts; a ``select_target`` starts afresh: only
+    the steps since the last switch to ``target`` are kept). At most :data:`MAX_REPLAY_STEPS` (the last)."""
+    steps = _steps(entries)
+    start = _last(steps, "select")
+    if start is not None:
+        steps = steps[start:] if steps[start].target == target or not target else []
+    values = dict(defaults)
+    out: list[dict[str, Any]] = [{"label": "start: the manifest's defaults", "values": dict(values)}]
+    for step in steps:
+        source = _comment(step.source)[2:]
+        if step.kind == "select":
+            values = {**defaults, **step.values}
+            out.append({"label": f"{source} → select {step.target}", "values": dict(values)})
+        elif step.kind == "reset":
+            values = {**defaults, **step.values}
+            out.append({"label": f"{source} → reset", "values": dict(values)})
+        elif step.kind == "act":
+            out.append({"label": f"{source} → run {step.target}", "values": dict(values), "action": step.target})
+        else:
+            values.update(step.values)
+            said = ", ".join(f"{path.split('.')[-1]} = {literal(value)}" for path, value in step.values.items())
+            if out[-1].get("source") == step.source and out[-1].get("kind") == "set":
+                out[-1]["label"] = f"{out[-1]['label']}, {said}"
+                out[-1]["values"] = dict(values)
+                continue
+            out.append({"label": f"{source} → {said}", "values": dict(values), "source": step.source, "kind": "set"})
+    for step_out in out:
+        step_out.pop("source", None)
+        step_out.pop("kind", None)
+    return out[-MAX_REPLAY_STEPS:]

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..core._audit import AuditLog
+from ..core._to_code import replay_steps
 from ..manifest.registry import Target
 
 
@@ -20,6 +22,9 @@ class Exportable(Protocol):
 
     @property
     def target(self) -> Target: ...
+
+    @property
+    def audit(self) -> AuditLog: ...
 
     manifest: Any
     values: Any
@@ -38,8 +43,9 @@ class ExportedPage:
         return f"ExportedPage({str(self.path)!r}, {self.size:,} bytes)"
 
 
-def page_html(widget: Exportable, *, controls: bool = True) -> str:
-    """The file's text: the view's traits as the widget holds them, the inspector shown with ``controls``."""
+def page_html(widget: Exportable, *, controls: bool = True, replay: bool = True) -> str:
+    """The file's text: the view's traits as the widget holds them, the inspector shown with ``controls``,
+    and with ``replay`` the session's changes as steps (:func:`..core._to_code.replay_steps`)."""
     target = widget.target
     traits: dict[str, Any] = {
         "target_id": target.id,
@@ -54,12 +60,15 @@ def page_html(widget: Exportable, *, controls: bool = True) -> str:
         "chat_busy": False,
         "chat_model": "",
     }
+    if replay:
+        entries = widget.audit.entries()
+        traits["replay"] = replay_steps(entries, target.manifest.defaults(), target.id)
     return target.export_html(traits)
 
 
-def write(widget: Exportable, path: str | Path, *, controls: bool = True) -> ExportedPage:
+def write(widget: Exportable, path: str | Path, *, controls: bool = True, replay: bool = True) -> ExportedPage:
     """Write :func:`page_html` to ``path`` (UTF-8); its size in bytes."""
     out = Path(path)
-    data = page_html(widget, controls=controls).encode("utf-8")
+    data = page_html(widget, controls=controls, replay=replay).encode("utf-8")
     out.write_bytes(data)
     return ExportedPage(out, len(data))

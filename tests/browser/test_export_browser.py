@@ -97,3 +97,42 @@ def test_to_html_without_controls_is_the_page_alone(offline_page: tuple[Any, lis
     assert page.locator(".sb-panel").count() == 0
     assert page.title() == "Pendulum"
     assert refused == []
+
+
+def test_the_replay_steps_reach_the_values_the_kernel_had(offline_page: tuple[Any, list[str]], tmp_path: Path) -> None:
+    from splitbrain_widget.core._audit import call_source
+
+    page, refused = offline_page
+    sim = sb.TargetWidget("projectile")
+    sim.set_parameters({"launch.angle": 30})
+    with call_source("chat: make it steeper"):
+        sim.set_parameters({"launch.angle": 60, "launch.speed": 25})
+    exported = sim.to_html(tmp_path / "replay.html")
+    page.goto(exported.path.as_uri())
+    wait_for(
+        lambda: page.evaluate("() => document.querySelector('.splitbrain-view')?.dataset.status") == "ready",
+        timeout=30,
+        what="the page ready",
+    )
+    replay = page.locator(".sb-replay")
+    labels = replay.locator("ol button").all_inner_texts()
+    assert labels == [
+        "start: the manifest's defaults",
+        "python → angle = 30",
+        "chat: make it steeper → angle = 60, speed = 25",
+    ], labels
+    assert replay.get_attribute("data-step") == "2", "it opens where the widget was"
+    wait_for(lambda: _target_state(page).get("launch.angle") == 60, timeout=15, what="the last step's values")
+    replay.get_by_role("button", name="Previous").click()
+    state = wait_for(lambda: (s := _target_state(page)).get("launch.angle") == 30 and s, timeout=15, what="step 2")
+    assert state["launch.speed"] == 20
+    assert "Step 2 of 3: python → angle = 30" in replay.locator(".sb-replay-now").inner_text()
+    replay.locator("ol button").nth(0).click()
+    wait_for(lambda: _target_state(page).get("launch.angle") == 45, timeout=15, what="the defaults")
+    replay.get_by_role("button", name="Next").click()
+    replay.get_by_role("button", name="Next").click()
+    state = wait_for(
+        lambda: (s := _target_state(page)).get("launch.angle") == 60 and s, timeout=15, what="the end again"
+    )
+    assert state["launch.speed"] == 25 and sim.values["launch.speed"] == 25
+    assert refused == []
