@@ -18,6 +18,10 @@ const el = document.createElement("main");
 el.setAttribute("aria-label", String(data.traits?.manifest?.title ?? "simulation"));
 document.body.append(el);
 widget.render({ model, el });
+// what the page holds and answered, for a reader's console (and the tests): read-only
+Object.defineProperty(window, "splitbrainExport", {
+  value: Object.freeze({ values: () => model.get("values"), state: () => model.get("state"), answered: model.answered }),
+});
 // the panel's conversation has no assistant here: only its inspector (parameters, actions, observables)
 const style = document.createElement("style");
 style.textContent = `.sb-panel-head, .sb-log, .sb-banners, .sb-input { display: none !important; }

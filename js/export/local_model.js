@@ -17,13 +17,15 @@
 
 /**
  * @param {Record<string, any>} traits  the widget's traits (target_id, manifest, _html, _sandbox, values, state, height)
- * @returns {Model & {emit: (event: string, ...args: unknown[]) => void}}
+ * @returns {Model & {emit: (event: string, ...args: unknown[]) => void, answered: () => {ok: number, failed: number}}}
  */
 export function createLocalModel(traits) {
   const state = { ...traits };
   /** @type {Map<string, Set<(...args: any[]) => void>>} */
   const listeners = new Map();
   let counter = 0;
+  /** replies the page answered ok, and the last error one gave */
+  const answered = { ok: 0, failed: 0 };
 
   /**
    * @param {string} event
@@ -42,18 +44,30 @@ export function createLocalModel(traits) {
     emit(`change:${name}`, value);
   }
 
+  /**
+   * A request to the page, as the kernel sends one (docs/protocol.md section 1).
+   * @param {"apply" | "action"} op
+   * @param {Record<string, unknown>} payload
+   */
+  function request(op, payload) {
+    counter += 1;
+    emit("msg:custom", { kind: "request", id: `local-${counter}`, op, payload });
+  }
+
   /** @param {any} msg  a view -> kernel message (docs/protocol.md section 1) */
   function fromView(msg) {
     if (!msg || typeof msg !== "object") return;
     if (msg.kind === "set" && msg.values && typeof msg.values === "object") {
+      // as the kernel does: an apply request (the page's reply says how it went), then the values
+      request("apply", { values: msg.values });
       set("values", { ...state.values, ...msg.values });
     } else if (msg.kind === "act" && typeof msg.name === "string") {
-      counter += 1;
-      emit("msg:custom", { kind: "request", id: `local-${counter}`, op: "action", payload: { name: msg.name } });
+      request("action", { name: msg.name });
     } else if (msg.kind === "event" && msg.type === "state" && msg.payload && typeof msg.payload === "object") {
       set("state", msg.payload);
-    } else if (msg.kind === "reply" && msg.ok && msg.state && typeof msg.state === "object") {
-      set("state", msg.state);
+    } else if (msg.kind === "reply") {
+      answered[msg.ok ? "ok" : "failed"] += 1;
+      if (msg.ok && msg.state && typeof msg.state === "object") set("state", msg.state);
     }
   }
 
@@ -73,6 +87,8 @@ export function createLocalModel(traits) {
     },
     save_changes() {},
     emit,
+    /** how many of the page's replies were ok and how many failed (for a reader's console and tests) */
+    answered: () => ({ ...answered }),
   };
   return /** @type {any} */ (model);
 }

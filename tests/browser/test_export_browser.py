@@ -15,6 +15,7 @@ import pytest
 
 import splitbrain_widget as sb
 
+from .. import hostile
 from .harness import wait_for
 
 pytestmark = pytest.mark.browser
@@ -136,3 +137,45 @@ def test_the_replay_steps_reach_the_values_the_kernel_had(offline_page: tuple[An
     )
     assert state["launch.speed"] == 25 and sim.values["launch.speed"] == 25
     assert refused == []
+
+
+# -- the security suite's hostile pages, exported: the file is a home of its own ----------------------
+
+STAYING = [name for name, attack in hostile.PAGES.items() if attack.expect == "answers"]
+
+
+@pytest.fixture(scope="module")
+def request_log() -> Iterator[hostile.RequestLog]:
+    with hostile.request_log() as server:
+        yield server
+
+
+@pytest.mark.parametrize("name", STAYING)
+def test_a_hostile_page_exported_reaches_nothing(
+    name: str, browser: Any, request_log: hostile.RequestLog, tmp_path: Path
+) -> None:
+    """The page runs from the file as in a notebook (answers its sets), and not one request reaches the
+    loopback server that every address of the page points at."""
+    pages = hostile.write_pages(tmp_path / "pages", request_log.url)
+    before = request_log.count()
+    exported = sb.TargetWidget(name, targets_dir=pages).to_html(tmp_path / f"{name}.html")
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(exported.path.as_uri())
+        wait_for(
+            lambda: page.evaluate("() => document.querySelector('.splitbrain-view')?.dataset.status") == "ready",
+            timeout=30,
+            what=f"{name} ready",
+        )
+        number = page.locator('.sb-row[data-path="settings.speed"] input[type=number]')
+        answered = lambda: page.evaluate("() => splitbrainExport.answered()")  # noqa: E731
+        for speed in ("3", "4"):  # after every attempt of load and apply had its chance
+            before_set = answered()["ok"]
+            number.fill(speed)
+            number.press("Enter")
+            wait_for(lambda n=before_set: answered()["ok"] > n, timeout=15, what=f"{name} to answer speed {speed}")
+        assert answered()["failed"] == 0, answered()
+    finally:
+        context.close()
+    assert request_log.count() == before, f"requests reached the server:\n{request_log.seen(before)}"
