@@ -139,7 +139,9 @@ function render({ model, el }) {
     const now = { ...(model.get("values") ?? {}) };
     const focused = /** @type {HTMLElement | null} */ (root.contains(document.activeElement) ? document.activeElement : null);
     const operated = focused?.closest("[data-path]")?.getAttribute("data-path");
-    const words = changeWords(model.get("manifest")?.parameters ?? {}, announced, now, (path) => path === operated);
+    // a path the last announcement did not know is another target's (select_target): its page says itself
+    const skip = (/** @type {string} */ path) => path === operated || !(path in announced);
+    const words = changeWords(model.get("manifest")?.parameters ?? {}, announced, now, skip);
     if (words) announcer.say(`Changed: ${words}.`, { key: "values", onSpoken: () => (announced = now) });
     else announced = now;
   };

@@ -1442,7 +1442,8 @@ function render({ model, el }) {
       root.contains(document.activeElement) ? document.activeElement : null
     );
     const operated = focused?.closest("[data-path]")?.getAttribute("data-path");
-    const words = changeWords(model.get("manifest")?.parameters ?? {}, announced, now, (path) => path === operated);
+    const skip = (path) => path === operated || !(path in announced);
+    const words = changeWords(model.get("manifest")?.parameters ?? {}, announced, now, skip);
     if (words) announcer.say(`Changed: ${words}.`, { key: "values", onSpoken: () => announced = now });
     else announced = now;
   };
