@@ -14,8 +14,6 @@ import json
 import platform as platform_module
 import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -152,20 +150,16 @@ def smoke_check() -> Check:
 
 
 def model_server_checks() -> list[Check]:
-    from .agent._model_setup import LOCAL_SERVERS
+    from .agent._model_setup import LOCAL_SERVERS, server_models
 
     checks = []
     for name, port in LOCAL_SERVERS:
-        url = f"http://127.0.0.1:{port}/v1/models"
-        try:
-            with urllib.request.urlopen(url, timeout=MODEL_PORT_TIMEOUT_S) as response:
-                listing = json.loads(response.read(1 << 20))
-            models = [m.get("id") for m in listing.get("data", []) if isinstance(m, dict)]
-            checks.append(
-                Check(f"{name} (port {port})", "ok", f"answers: {', '.join(map(str, models[:3])) or 'no models'}")
-            )
-        except (urllib.error.URLError, OSError, ValueError):
+        answered = server_models(f"http://127.0.0.1:{port}/v1", MODEL_PORT_TIMEOUT_S)
+        if answered is None:
             checks.append(Check(f"{name} (port {port})", "note", "not running (only needed for model='local')"))
+        else:
+            listed = ", ".join(answered[1][:3]) or "no models"
+            checks.append(Check(f"{name} (port {port})", "ok", f"answers: {listed}"))
     return checks
 
 

@@ -131,19 +131,30 @@ def no_tools_warning(label: str, facts: ServerFacts) -> str:
 _listings: dict[str, Any] = {}
 
 
+def server_models(url: str, timeout: float = 0.5) -> tuple[dict[str, Any], list[str]] | None:
+    """What an OpenAI-compatible server at ``url`` (``.../v1``) lists at ``/models``: its listing and the
+    model ids in it; None when nothing answers there (or not with JSON)."""
+    try:
+        with urllib.request.urlopen(f"{url}/models", timeout=timeout) as response:
+            listing = json.loads(response.read(1 << 20))
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    if not isinstance(listing, dict):
+        return None
+    return listing, [str(m["id"]) for m in listing.get("data", []) if isinstance(m, dict) and m.get("id")]
+
+
 def find_local_server(base_url: str | None = None, timeout: float = 0.5) -> tuple[str, str]:
     """The first local OpenAI-compatible server that answers ``/v1/models``, and its first model."""
     candidates = [(base_url.rstrip("/"), "the given base_url")] if base_url else []
     candidates += [(f"http://127.0.0.1:{port}/v1", f"{name} (port {port})") for name, port in LOCAL_SERVERS]
     tried = []
     for url, label in candidates:
-        try:
-            with urllib.request.urlopen(f"{url}/models", timeout=timeout) as response:
-                listing = json.loads(response.read(1 << 20))
-        except (urllib.error.URLError, OSError, ValueError):
+        answered = server_models(url, timeout)
+        if answered is None:
             tried.append(label)
             continue
-        models = [str(m["id"]) for m in listing.get("data", []) if isinstance(m, dict) and m.get("id")]
+        listing, models = answered
         if models:
             _listings[url] = listing
             return url, models[0]
