@@ -64,8 +64,15 @@ export function mountTargetFrame(opts) {
 
   /**
    * A fresh iframe per page load: Chromium gives a loaded page the `name` its iframe had when it
-   * was inserted, so the nonce must be set before insertion, on a new element.
+   * was inserted, so the nonce must be set before insertion, on a new element. The page itself is
+   * given after insertion (`start`): a srcdoc set before it may run its scripts before the frame
+   * has its size (Chromium, a sandboxed frame: `innerHeight` 0 in 40 of 100 headless loads), and a
+   * page that sizes its canvas from the window at start (`innerHeight - 20`) is then broken.
+   * Inserted empty, the frame gets its initial about:blank at once, with its size; its load event
+   * comes during insertion (HTML's "process the iframe attributes"; Chromium, Safari, Firefox from
+   * 148; an older Firefox fires none once srcdoc is set) and is not the page's.
    * @param {string} nonce
+   * @returns {{frame: HTMLIFrameElement, start: () => void}}
    */
   function freshIframe(nonce) {
     const frame = doc.createElement("iframe");
@@ -76,13 +83,14 @@ export function mountTargetFrame(opts) {
     frame.setAttribute(TARGET_FRAME_ATTR, "");
     frame.name = nonce;
     frame.style.height = `${opts.height()}px`;
-    frame.srcdoc = opts.html();
+    let started = false;
     // Its first load is the page; any later one is another document in the same frame (a reload, a
     // navigation to about:blank, or the error page of a navigation the policy refused): gone.
     // The page announces its own load event first (target_api.js `loaded`): a first load of the frame
     // it did not announce is a document that took the frame before the page finished loading.
     let loads = 0;
     frame.addEventListener("load", () => {
+      if (!started) return; // the initial about:blank, during insertion
       loads += 1;
       if (frame !== iframe) return;
       if (loads > 1) {
@@ -93,7 +101,14 @@ export function mountTargetFrame(opts) {
         }, LOADED_GRACE_MS);
       }
     });
-    return frame;
+    return {
+      frame,
+      start() {
+        started = true;
+        frame.getBoundingClientRect(); // lays the frame out: its about:blank has its size now
+        frame.srcdoc = opts.html();
+      },
+    };
   }
 
   /** @type {number[]} when the last pages left their frames (ms) */
@@ -170,9 +185,10 @@ export function mountTargetFrame(opts) {
     }
     loadedAt = Date.now();
     relay.reload(why);
-    const frame = freshIframe(relay.nonce);
+    const { frame, start } = freshIframe(relay.nonce);
     iframe.replaceWith(frame);
     iframe = frame;
+    start();
     if (readyTimer) clearTimeout(readyTimer);
     readyTimer = setTimeout(() => {
       if (relay.ready) return;

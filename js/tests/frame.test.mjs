@@ -6,7 +6,10 @@ import { afterEach, beforeEach, mock, test } from "node:test";
 
 import { MAX_BRIEF_LEAVES, mountTargetFrame } from "../host/frame.js";
 
-/** A fake element: attributes, style, load listeners, replaceWith. */
+/**
+ * A fake element: attributes, style, load listeners, replaceWith. Inserted without a srcdoc it fires
+ * its initial about:blank's load event at once, as browsers do (HTML's "process the iframe attributes").
+ */
 class FakeFrame {
   constructor(doc) {
     this.ownerDocument = doc;
@@ -14,6 +17,18 @@ class FakeFrame {
     this.style = {};
     this.listeners = [];
     this.contentWindow = { postMessage() {} };
+    this.inserted = false;
+    this.laidOut = false;
+    /** whether the frame was in the document and laid out when its page was given */
+    this.pageGivenSized = null;
+  }
+  set srcdoc(html) {
+    this.pageGivenSized = this.inserted && this.laidOut;
+    this.html = html;
+  }
+  getBoundingClientRect() {
+    if (this.inserted) this.laidOut = true;
+    return { width: 100, height: 100 };
   }
   setAttribute(name, value) {
     this.attributes[name] = value;
@@ -26,6 +41,8 @@ class FakeFrame {
   }
   replaceWith(other) {
     this.ownerDocument.current = other;
+    other.inserted = true;
+    if (other.html === undefined) other.fireLoad();
   }
   fireLoad() {
     for (const listener of this.listeners) listener();
@@ -59,6 +76,20 @@ function leaveOnce(doc) {
   page.fireLoad();
   page.fireLoad();
 }
+
+test("the page is given to its frame once the frame is in the document and laid out; about:blank's load is not the page's", () => {
+  const { doc, frame, toKernel } = mount();
+  const first = doc.current;
+  assert.equal(first.pageGivenSized, true);
+  assert.equal(first.html, "<p>page</p>");
+  first.fireLoad(); // the page's own load: its first
+  assert.equal(doc.current, first, "the about:blank load during insertion did not count as the page's");
+  first.fireLoad(); // another document took the frame
+  assert.notEqual(doc.current, first);
+  assert.equal(doc.current.pageGivenSized, true);
+  assert.deepEqual(toKernel, []);
+  frame.dispose();
+});
 
 beforeEach(() => mock.timers.enable({ apis: ["setTimeout", "Date"], now: 1_000_000 }));
 afterEach(() => mock.timers.reset());

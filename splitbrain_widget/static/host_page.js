@@ -480,9 +480,10 @@ function mountTargetFrame(opts) {
     frame.setAttribute(TARGET_FRAME_ATTR, "");
     frame.name = nonce;
     frame.style.height = `${opts.height()}px`;
-    frame.srcdoc = opts.html();
+    let started = false;
     let loads = 0;
     frame.addEventListener("load", () => {
+      if (!started) return;
       loads += 1;
       if (frame !== iframe) return;
       if (loads > 1) {
@@ -493,7 +494,14 @@ function mountTargetFrame(opts) {
         }, LOADED_GRACE_MS);
       }
     });
-    return frame;
+    return {
+      frame,
+      start() {
+        started = true;
+        frame.getBoundingClientRect();
+        frame.srcdoc = opts.html();
+      }
+    };
   }
   const leaves = [];
   let brief = 0;
@@ -550,9 +558,10 @@ function mountTargetFrame(opts) {
     }
     loadedAt = Date.now();
     relay.reload(why);
-    const frame = freshIframe(relay.nonce);
+    const { frame, start } = freshIframe(relay.nonce);
     iframe.replaceWith(frame);
     iframe = frame;
+    start();
     if (readyTimer) clearTimeout(readyTimer);
     readyTimer = setTimeout(() => {
       if (relay.ready) return;
