@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Message shapes, builders and validation for splitbrain-widget, wire protocol version 1.7.
+ * Message shapes, builders and validation for splitbrain-widget, wire protocol version 1.8.
  *
  * A translation of docs/protocol.md (the definition; when they disagree the
  * document is right). Shared by the notebook view (./view/), the hosts of a target
@@ -22,7 +22,7 @@
 export const PROTOCOL_VERSION = 1;
 
 /** The compatible additions within the major version that this translation knows (docs/protocol.md, Versions). */
-export const PROTOCOL_MINOR = 7;
+export const PROTOCOL_MINOR = 8;
 
 /** `source` of every view -> target postMessage. */
 export const PARENT_SOURCE = "splitbrain-parent";
@@ -84,6 +84,12 @@ export const MAX_CODE_TEXT = 200000;
 /** Longest action name of an `action` request, in characters (code points). */
 export const MAX_ACTION_NAME = 200;
 
+/** Most pixels of a snapshot's width or height (1.8): the page scales its picture down to fit. */
+export const MAX_PICTURE_SIDE = 1024;
+/** Most bytes of a snapshot's PNG (1.8); in base64, MAX_PICTURE_BASE64 characters. */
+export const MAX_PICTURE_BYTES = 512 * 1024;
+export const MAX_PICTURE_BASE64 = 4 * Math.ceil(MAX_PICTURE_BYTES / 3);
+
 // ---------------------------------------------------------------------------
 // Types (docs/protocol.md, section by section)
 // ---------------------------------------------------------------------------
@@ -98,7 +104,12 @@ export const MAX_ACTION_NAME = 200;
  * @typedef {Record<string, unknown>} State
  */
 
-/** @typedef {"apply" | "reset" | "state" | "action"} RequestOp */
+/** @typedef {"apply" | "reset" | "state" | "action" | "snapshot"} RequestOp */
+
+/**
+ * A picture of the page (1.8): a PNG in base64 and its size in pixels.
+ * @typedef {{png: string, width: number, height: number}} Picture
+ */
 
 /**
  * The error codes of protocol.md section 3, in its order.
@@ -210,6 +221,7 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
  * @property {string} view_id
  * @property {true} ok
  * @property {State} state
+ * @property {Picture} [picture]  the answer to a `snapshot` (1.8)
  */
 
 /**
@@ -248,7 +260,7 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
 
 // --- 2. view <-> target ----------------------------------------------------
 
-/** @typedef {"apply" | "reset" | "state" | "action"} ParentMessageType */
+/** @typedef {"apply" | "reset" | "state" | "action" | "snapshot"} ParentMessageType */
 
 /**
  * view -> target. `apply` carries values (no `id` for the on-ready catch-up),
@@ -352,9 +364,9 @@ export const ERROR_CODES = /* @__PURE__ */ Object.freeze([
 // ---------------------------------------------------------------------------
 
 /** @type {ReadonlySet<unknown>} */
-const REQUEST_OPS = new Set(["apply", "reset", "state", "action"]);
+const REQUEST_OPS = new Set(["apply", "reset", "state", "action", "snapshot"]);
 /** @type {ReadonlySet<unknown>} */
-const PARENT_TYPES = new Set(["apply", "reset", "state", "action"]);
+const PARENT_TYPES = new Set(["apply", "reset", "state", "action", "snapshot"]);
 /** @type {ReadonlySet<unknown>} */
 const TARGET_TYPES = new Set(["ready", "state", "error", "loaded", "leaving"]);
 
@@ -452,6 +464,27 @@ export function isTargetMessage(data, nonce) {
 }
 
 /**
+ * What is wrong with a page's picture (1.8), or null when it is one: an object `{png, width, height}`
+ * with `png` base64 of at most MAX_PICTURE_BASE64 characters and whole sizes of 1 to MAX_PICTURE_SIDE.
+ * (The kernel decodes it and checks the PNG itself: core/_picture.py.)
+ * @param {unknown} picture
+ * @returns {string | null}
+ */
+export function pictureProblem(picture) {
+  if (!isPlainObject(picture)) return "the picture is not an object {png, width, height}";
+  const { png, width, height } = picture;
+  if (typeof png !== "string" || png === "") return "the picture has no png";
+  if (png.length > MAX_PICTURE_BASE64) return `the picture's PNG is more than ${MAX_PICTURE_BYTES} bytes`;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(png)) return "the picture's png is not base64";
+  for (const side of [width, height]) {
+    if (!Number.isInteger(side) || /** @type {number} */ (side) < 1 || /** @type {number} */ (side) > MAX_PICTURE_SIDE) {
+      return `the picture's width and height must be whole numbers of 1 to ${MAX_PICTURE_SIDE} pixels`;
+    }
+  }
+  return null;
+}
+
+/**
  * @param {unknown} name
  * @returns {name is string} a non-empty string of at most MAX_ACTION_NAME characters
  */
@@ -482,7 +515,7 @@ export function isParentMessage(data, nonce) {
 
 /**
  * Whether `msg` is a kernel -> view request:
- * `{kind:"request", id: string, op: "apply"|"reset"|"state", payload: {values?: object}}`, or
+ * `{kind:"request", id: string, op: "apply"|"reset"|"state"|"snapshot", payload: {values?: object}}`, or
  * `{kind:"request", id: string, op: "action", payload: {name: string}}` (1.5).
  * @param {unknown} msg
  * @returns {msg is KernelRequest}
@@ -615,14 +648,18 @@ export function kernelRequest(id, op, payload = {}) {
 // --- view -> kernel: what the view sends, built in one place ----------------
 
 /**
- * The target answered request `id` with `state`.
+ * The target answered request `id` with `state` (and a snapshot with its `picture`, 1.8).
  * @param {string} id
  * @param {string} viewId
  * @param {State} state
+ * @param {Picture} [picture]
  * @returns {ReplyOk}
  */
-export function replyMessage(id, viewId, state) {
-  return { kind: "reply", id, view_id: viewId, ok: true, state };
+export function replyMessage(id, viewId, state, picture) {
+  /** @type {ReplyOk} */
+  const reply = { kind: "reply", id, view_id: viewId, ok: true, state };
+  if (picture !== undefined) reply.picture = picture;
+  return reply;
 }
 
 /**

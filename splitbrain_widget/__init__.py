@@ -15,6 +15,7 @@ from .sweep import sweep
 
 if TYPE_CHECKING:
     from .agent import Agent, AgentResult, Skill, SkillError
+    from .core._picture import Picture, SnapshotError
     from .headless import HeadlessTarget
     from .manifest import Manifest, ManifestError, Observable, Parameter, ParameterError
     from .manifest.registry import Target, TargetError, TargetInfo, list_targets, load_target
@@ -35,8 +36,10 @@ __all__ = [
     "Observable",
     "Parameter",
     "ParameterError",
+    "Picture",
     "Skill",
     "SkillError",
+    "SnapshotError",
     "Target",
     "TargetError",
     "TargetInfo",
@@ -60,6 +63,7 @@ _LAZY = {
     **dict.fromkeys(("Manifest", "ManifestError", "Observable", "Parameter", "ParameterError"), "manifest"),
     **dict.fromkeys(("Target", "TargetError", "TargetInfo", "list_targets", "load_target"), "manifest.registry"),
     **dict.fromkeys(("PROTOCOL_VERSION", "ErrorInfo", "ToolResult"), "protocol"),
+    **dict.fromkeys(("Picture", "SnapshotError"), "core._picture"),
 }
 
 

@@ -19,12 +19,15 @@ from typing_extensions import TypedDict
 from ._bounds import MAX_DEPTH, MAX_NODES, measure, repair_text, within
 
 PROTOCOL_VERSION = 1  # the major version: a view announces it in `attached`, the kernel compares only it
-PROTOCOL_MINOR = 7  # the compatible additions within the major version this translation knows
+PROTOCOL_MINOR = 8  # the compatible additions within the major version this translation knows
 MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB of JSON from a view, whatever it carries
 MAX_CODE_TEXT = 200_000  # characters of the code a ``code`` message carries (the panel's "Copy as code")
 MAX_ERROR_TEXT = 500
 MAX_ID = 200  # characters of a request, view or approval id from a view
 MAX_ACTION_NAME = 200  # characters of an action's name in an ``action`` request
+MAX_PICTURE_SIDE = 1024  # pixels of a snapshot's width or height (the page scales its picture down to fit)
+MAX_PICTURE_BYTES = 512 * 1024  # bytes of a snapshot's PNG (base64 in the reply: a third more)
+MAX_PICTURE_BASE64 = 4 * ((MAX_PICTURE_BYTES + 2) // 3)
 
 ErrorCode = Literal[
     "no_view",
@@ -47,8 +50,8 @@ ErrorCode = Literal[
     "internal_error",
 ]
 ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
-ValuesOp = Literal["apply", "reset", "state"]
-Op = Literal["apply", "reset", "state", "action"]
+ValuesOp = Literal["apply", "reset", "state", "snapshot"]
+Op = Literal["apply", "reset", "state", "action", "snapshot"]
 
 
 class ProtocolError(ValueError):
@@ -60,13 +63,15 @@ class ProtocolError(ValueError):
 
 
 class RequestPayload(TypedDict, total=False):
-    """``values`` (dotted path -> value, already validated) for ``apply`` and ``reset``; nothing for ``state``."""
+    """``values`` (dotted path -> value, already validated) for ``apply`` and ``reset``; nothing for ``state``
+    and ``snapshot``."""
 
     values: dict[str, Any]
 
 
 class ValuesRequest(TypedDict):
-    """Apply values, reset to the manifest defaults or ask for a fresh state; a view applies each id once."""
+    """Apply values, reset to the manifest defaults, ask for a fresh state or for a picture of the page
+    (``snapshot``, 1.8); a view applies each id once."""
 
     kind: Literal["request"]
     id: Annotated[str, Field(min_length=1)]
@@ -237,7 +242,7 @@ def request(request_id: str, op: Op, payload: Mapping[str, Any]) -> ValuesReques
     if op == "action":
         return {"kind": "request", "id": request_id, "op": op, "payload": {"name": str(payload["name"])}}
     body: RequestPayload = {}
-    if op != "state" and "values" in payload:
+    if op not in ("state", "snapshot") and "values" in payload:
         body["values"] = payload["values"]
     return {"kind": "request", "id": request_id, "op": op, "payload": body}
 
@@ -309,6 +314,17 @@ class ErrorInfo(BaseModel):
     hint: str | None = None
 
 
+class PictureData(BaseModel):
+    """A picture of the page (1.8): a PNG in base64, at most :data:`MAX_PICTURE_SIDE` pixels a side and
+    :data:`MAX_PICTURE_BYTES` bytes; what it holds is checked where it is decoded (``core/_picture.py``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    png: str = Field(min_length=1, max_length=MAX_PICTURE_BASE64)
+    width: int = Field(ge=1, le=MAX_PICTURE_SIDE)
+    height: int = Field(ge=1, le=MAX_PICTURE_SIDE)
+
+
 class ReplyMessage(BaseModel):
     """The answer to request ``id``: :class:`OkReply` or :class:`ErrorReply`."""
 
@@ -318,6 +334,7 @@ class ReplyMessage(BaseModel):
     ok: bool
     state: dict[str, Any] | None = None
     error: ErrorInfo | None = None
+    picture: PictureData | None = None
 
 
 class OkReply(ReplyMessage):
@@ -334,6 +351,7 @@ class ErrorReply(ReplyMessage):
     ok: Literal[False]
     state: None = None
     error: ErrorInfo
+    picture: None = None
 
 
 class EventMessage(BaseModel):
@@ -795,6 +813,7 @@ class ToolResult(BaseModel):
     # seek: every try in order, {"value": x, "observable": y} (y None where the page reported none)
     evaluations: list[dict[str, Any]] | None = Field(default=None, exclude_if=lambda v: v is None)
     answered_by: str | None = Field(default=None, exclude=True)  # the view whose reply won (audit only)
+    picture: PictureData | None = Field(default=None, exclude=True)  # a snapshot's PNG (never the model's text)
 
     @classmethod
     def failure(cls, code: ErrorCode, message: str, *, hint: str | None = None, **fields: Any) -> ToolResult:

@@ -30,6 +30,7 @@ from .core._bridge import Bridge
 from .core._call_line import CallLine
 from .core._echo import EchoThrottle
 from .core._operations import NO_VIEW_MESSAGE, Operations
+from .core._picture import Picture, PictureError, SnapshotError, picture_from
 from .core._seam import Host, ViewHost, as_host
 from .core._stream import Streamer, StreamStats
 from .features import _describe, _export, _seek
@@ -263,6 +264,22 @@ class TargetWidget(anywidget.AnyWidget):
         """Ask the target for a fresh state (its observables)."""
         return self._ops.run_blocking("fetch_state", {}, self._ops.fetch_state(timeout))
 
+    def snapshot(self, *, timeout: float | None = None) -> Picture:
+        """A picture of the page as it is now: a PNG the page takes of itself inside its sandbox (its
+        largest canvas, or what its ``SplitBrain.onSnapshot`` handler gives), at most 1024 pixels a side
+        and 512 KiB. It is ``bytes`` (``.save(path)``, ``.width``, ``.height``, ``.alt``: the page in
+        words) and shows as an image as a cell's result. Raises :class:`SnapshotError` saying why when
+        none could be taken (no view, no canvas on the page, a picture that is no PNG)."""
+        return self._picture(self._ops.run_blocking("snapshot", {}, self._ops.snapshot(timeout)))
+
+    def _picture(self, result: ToolResult) -> Picture:
+        if not result.ok or result.picture is None:
+            raise SnapshotError(f"no picture of {self.target.id!r}: {result}", result)
+        try:
+            return picture_from(result.picture, alt=self.describe())
+        except PictureError as exc:
+            raise SnapshotError(f"no picture of {self.target.id!r}: the page's {exc}") from None
+
     def describe(self) -> str:
         """The simulation in words: the target's title, every parameter's value and each observable the
         page last reported, with units ("Pendulum. Set: length 1 m, ... The page measures: period 2.006 s,
@@ -350,6 +367,9 @@ class TargetWidget(anywidget.AnyWidget):
 
     async def afetch_state(self, *, timeout: float | None = None) -> ToolResult:
         return await self._ops.run_async("fetch_state", {}, self._ops.fetch_state(timeout))
+
+    async def asnapshot(self, *, timeout: float | None = None) -> Picture:
+        return self._picture(await self._ops.run_async("snapshot", {}, self._ops.snapshot(timeout)))
 
     async def aact(self, name: str, *, timeout: float | None = None) -> ToolResult:
         return await self._ops.run_async("action", {"name": name}, self._ops.act(name, timeout))

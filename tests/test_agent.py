@@ -312,16 +312,20 @@ def test_each_tool_is_defined_once_and_everything_is_derived_from_the_table(sim:
     names = [t.name for t in TOOLS]
     assert len(names) == len(set(names))
     # run_action is offered only where the manifest declares actions (the demo declares none), load_skill
-    # only where the agent has skills, the clock's tools only on a page that runs on a virtual clock
+    # only where the agent has skills, the clock's tools only on a page that runs on a virtual clock,
+    # snapshot only to callers that take images (an MCP client)
     clock_tools = ("advance", "record", "sweep")
     offered = [s.name for s in tool_specs(Scope(sim.schema, ["demo"]))]
-    assert offered == [n for n in names if n not in ("run_action", "load_skill", *clock_tools)]
+    assert offered == [n for n in names if n not in ("run_action", "load_skill", "snapshot", *clock_tools)]
     on_clock = [s.name for s in tool_specs(Scope(sim.schema, ["demo"], clock=True))]
-    assert on_clock == [n for n in names if n not in ("run_action", "load_skill")]
+    assert on_clock == [n for n in names if n not in ("run_action", "load_skill", "snapshot")]
+    with_pictures = [s.name for s in tool_specs(Scope(sim.schema, ["demo"], pictures=True))]
+    assert with_pictures == [n for n in names if n not in ("run_action", "load_skill", *clock_tools)]
     assert {
         "get_parameters",
         "fetch_state",
         "describe",
+        "snapshot",
         "list_targets",
         "read_stored_result",
         "load_skill",

@@ -33,6 +33,7 @@ PAIRS: dict[str, tuple[Blocking, Awaiting]] = {
     ),
     "reset": (lambda s: s.reset(), lambda s: s.areset()),
     "fetch_state": (lambda s: s.fetch_state(), lambda s: s.afetch_state()),
+    "snapshot": (lambda s: s.snapshot(), lambda s: s.asnapshot()),
     "act": (lambda s: s.act("launch"), lambda s: s.aact("launch")),
     "act refused": (lambda s: s.act("nope"), lambda s: s.aact("nope")),
     "select_target": (lambda s: s.select_target("pendulum"), lambda s: s.aselect_target("pendulum")),

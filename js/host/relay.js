@@ -15,6 +15,7 @@ import {
   isTargetMessage,
   makeNonce,
   parentMessage,
+  pictureProblem,
   readyEvent,
   replyMessage,
   stateEvent,
@@ -185,6 +186,8 @@ export class Relay {
     this.seen = new Set();
     /** @type {Set<string>} ids posted to the target and not answered yet */
     this.outstanding = new Set();
+    /** @type {Set<string>} the outstanding ids that ask for a picture (1.8) */
+    this.snapshots = new Set();
     /** @type {Map<string, string>} the value (as JSON) last posted to the page, per path */
     this.posted = new Map();
     /** @type {Record<string, unknown> | null} */
@@ -219,6 +222,7 @@ export class Relay {
     // Requests posted to the old page will never be answered by it: answer them now.
     for (const id of this.outstanding) this.replyError(id, "not_ready", why);
     this.outstanding.clear();
+    this.snapshots.clear();
     this.onStatus("loading");
   }
 
@@ -271,6 +275,8 @@ export class Relay {
     let payload;
     if (type === "action") {
       payload = { name: request.payload.name };
+    } else if (type === "snapshot") {
+      this.snapshots.add(request.id);
     } else if (type !== "state") {
       payload = request.payload.values ?? {};
       this.remember(payload);
@@ -333,6 +339,10 @@ export class Relay {
         if (!this.outstanding.delete(msg.id)) return;
         this.answered = true;
         trace(msg.id, "state");
+        if (this.snapshots.delete(msg.id)) {
+          this.replyPicture(msg.id, state, chars, msg.picture);
+          return;
+        }
         this.sendToKernel(replyMessage(msg.id, this.viewId, state));
         trace(msg.id, "out");
       } else {
@@ -342,12 +352,34 @@ export class Relay {
       const message = errorText(msg.error?.message ?? msg.error ?? "target error");
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
+        this.snapshots.delete(msg.id);
         this.answered = true;
         this.replyError(msg.id, "target_error", message);
       } else {
         this.errorEvent(message);
       }
     }
+  }
+
+  /**
+   * Answer a snapshot with the page's picture: checked (pictureProblem), and beside the state only
+   * when both fit in one message (else the state is left out: `{}`, which the kernel does not keep).
+   * @param {string} id
+   * @param {Record<string, unknown>} state
+   * @param {number} chars  the state's size as JSON
+   * @param {unknown} picture
+   */
+  replyPicture(id, state, chars, picture) {
+    const problem = pictureProblem(picture);
+    if (problem !== null) {
+      this.replyError(id, "target_error", `${problem}; no picture was taken`);
+      return;
+    }
+    const png = /** @type {import("../protocol.js").Picture} */ (picture);
+    const fits = chars + png.png.length <= MAX_STATE_CHARS;
+    this.sendToKernel(
+      replyMessage(id, this.viewId, fits ? state : {}, { png: png.png, width: png.width, height: png.height }),
+    );
   }
 
   /**
@@ -380,6 +412,7 @@ export class Relay {
     // and the restarted page gets them with its catch-up apply.
     for (const id of this.outstanding) this.replyError(id, "not_ready", why);
     this.outstanding.clear();
+    this.snapshots.clear();
     for (const request of this.queue.splice(0)) this.replyError(request.id, "not_ready", why);
     this.posted.clear();
     this.sendToKernel(errorEvent(this.viewId, "target_error", why));

@@ -33,6 +33,7 @@ import {
   targetMessage,
   unwrapValues,
 } from "../protocol.js";
+import { takePicture } from "./picture.js";
 
 /** @typedef {import("../protocol.js").Values} Values */
 /** @typedef {import("../protocol.js").State} State */
@@ -74,6 +75,8 @@ import {
  * @property {(fn: ApplyHandler) => void} onReset  handle `reset`; gets the manifest defaults
  * @property {(fn: StateHandler) => void} onState  answer `state` requests with a fresh state
  * @property {(fn: ActionHandler) => void} onAction  run the manifest's actions (`action` requests)
+ * @property {(fn: () => unknown) => void} onSnapshot  give the picture for `snapshot` requests: a canvas,
+ *   an image or an ImageBitmap (or a promise of one); without it the page's largest canvas is taken (1.8)
  * @property {(state: State) => void} state  report a state (store it; post it once ready)
  * @property {() => void} ready  start listening: flush buffered messages in order; idempotent
  * @property {string} nonce  this page's nonce (`window.name` when the target API loaded)
@@ -168,6 +171,8 @@ export function installTargetApi(targetWindow) {
   let stateHandler = null;
   /** @type {ActionHandler | null} */
   let actionHandler = null;
+  /** @type {(() => unknown) | null} */
+  let snapshotHandler = null;
   /** @type {Values} every value the page was given (applies merged, a reset's defaults replacing them) */
   let givenValues = {};
   /** @type {State | null} */
@@ -268,8 +273,27 @@ export function installTargetApi(targetWindow) {
     return handler(ctxValues, ctx);
   }
 
+  /**
+   * Answer a snapshot with the picture and the last state (no handler of the page's state runs).
+   * @param {string | undefined} id
+   */
+  async function answerSnapshot(id) {
+    let picture;
+    try {
+      picture = await takePicture(snapshotHandler, /** @type {Document} */ (/** @type {any} */ (targetWindow).document));
+    } catch (err) {
+      postError(id, err);
+      return;
+    }
+    post({ type: "state", payload: lastState ?? {}, picture }, id);
+  }
+
   /** @param {ParentMessage} message */
   async function handle(message) {
+    if (message.type === "snapshot") {
+      await answerSnapshot(message.id);
+      return;
+    }
     let result;
     try {
       result = await runHandler(message);
@@ -322,6 +346,10 @@ export function installTargetApi(targetWindow) {
     onAction(fn) {
       requireFunction("onAction", fn);
       actionHandler = fn;
+    },
+    onSnapshot(fn) {
+      requireFunction("onSnapshot", fn);
+      snapshotHandler = fn;
     },
     state(state) {
       if (!isStatePayload(state)) {

@@ -24,8 +24,11 @@ const NONCE = "0123456789abcdef0123456789abcdef";
 describe("constants", () => {
   test("match docs/protocol.md", () => {
     assert.equal(PROTOCOL_VERSION, 1);
-    assert.equal(protocol.PROTOCOL_MINOR, 7);
+    assert.equal(protocol.PROTOCOL_MINOR, 8);
     assert.equal(protocol.MAX_ACTION_NAME, 200);
+    assert.equal(protocol.MAX_PICTURE_SIDE, 1024);
+    assert.equal(protocol.MAX_PICTURE_BYTES, 524288);
+    assert.equal(protocol.MAX_PICTURE_BASE64, 699052);
     assert.equal(protocol.MAX_CODE_TEXT, 200000);
     assert.equal(PARENT_SOURCE, "splitbrain-parent");
     assert.equal(TARGET_SOURCE, "splitbrain-target");
@@ -42,6 +45,9 @@ describe("constants", () => {
       "MAX_BUFFERED",
       "MAX_CODE_TEXT",
       "MAX_ERROR_TEXT",
+      "MAX_PICTURE_BASE64",
+      "MAX_PICTURE_BYTES",
+      "MAX_PICTURE_SIDE",
       "MOTION_ATTR",
       "PARENT_SOURCE",
       "PROTOCOL_MINOR",
@@ -74,6 +80,7 @@ describe("constants", () => {
       "kernelRequest",
       "makeNonce",
       "parentMessage",
+      "pictureProblem",
       "readyEvent",
       "replyMessage",
       "sandboxMessage",

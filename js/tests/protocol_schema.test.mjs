@@ -97,7 +97,7 @@ const BUILD_EVENT = {
 const BUILD = {
   reply: (/** @type {any} */ m) =>
     m.ok
-      ? protocol.replyMessage(m.id, m.view_id, m.state)
+      ? protocol.replyMessage(m.id, m.view_id, m.state, m.picture)
       : protocol.errorReplyMessage(m.id, m.view_id, m.error.code, m.error.message, m.error.hint),
   event: (/** @type {any} */ m) => BUILD_EVENT[m.type](m),
   chat: (/** @type {any} */ m) => protocol.chatMessage(m.text),

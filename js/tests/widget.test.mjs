@@ -465,3 +465,49 @@ test("a constant value is a line across the middle; fewer than two samples draw 
   const small = parsePoints(sparklinePoints([{ t: 0, v: 1 }, { t: 10, v: 2 }], { now: 10, width: 20, height: 10, windowMs: 10 }));
   assert.ok(small.every(([x, y]) => x >= 0 && x <= 20 && y >= 0 && y <= 10), `${small}`);
 });
+
+test("a snapshot goes to the page without values and its picture comes back checked (1.8)", () => {
+  const { relay, toKernel, toTarget } = setup();
+  fromTarget(relay, { type: "ready" });
+  const png = "iVBORw0KGgo=";
+  relay.fromKernel({ kind: "request", id: "p1", op: "snapshot", payload: {} });
+  const asked = toTarget.at(-1);
+  assert.deepEqual([asked.type, asked.id, asked.payload], ["snapshot", "p1", undefined]);
+  fromTarget(relay, { type: "state", id: "p1", payload: { x: 1 }, picture: { png, width: 4, height: 3, extra: 1 } });
+  assert.deepEqual(toKernel.at(-1), {
+    kind: "reply",
+    id: "p1",
+    view_id: "v1",
+    ok: true,
+    state: { x: 1 },
+    picture: { png, width: 4, height: 3 },
+  });
+  // a picture that is no picture answers target_error, saying what is wrong
+  for (const [id, picture, words] of [
+    ["p2", undefined, "not an object"],
+    ["p3", { png: "not base64!", width: 4, height: 3 }, "not base64"],
+    ["p4", { png, width: 4000, height: 3 }, "1 to 1024"],
+    ["p5", { png: "A".repeat(699053), width: 4, height: 3 }, "more than 524288 bytes"],
+  ]) {
+    relay.fromKernel({ kind: "request", id, op: "snapshot", payload: {} });
+    fromTarget(relay, { type: "state", id, payload: {}, picture });
+    const reply = toKernel.at(-1);
+    assert.equal(reply.id, id);
+    assert.equal(reply.error.code, "target_error");
+    assert.match(reply.error.message, new RegExp(words));
+  }
+  // a state answer to an apply never carries a picture, whatever the page adds
+  relay.fromKernel(req("r9"));
+  fromTarget(relay, { type: "state", id: "r9", payload: {}, picture: { png, width: 4, height: 3 } });
+  assert.equal("picture" in toKernel.at(-1), false);
+});
+
+test("a picture too big to go beside the state goes without it (an empty state)", () => {
+  const { relay, toKernel } = setup();
+  fromTarget(relay, { type: "ready" });
+  relay.fromKernel({ kind: "request", id: "p1", op: "snapshot", payload: {} });
+  const big = { blob: "x".repeat(600_000) };
+  fromTarget(relay, { type: "state", id: "p1", payload: big, picture: { png: "A".repeat(600_000), width: 4, height: 3 } });
+  assert.deepEqual(toKernel.at(-1).state, {});
+  assert.equal(toKernel.at(-1).picture.width, 4);
+});

@@ -35,10 +35,11 @@ def _usable(sim: TargetWidget, skills: tuple[Skill, ...]) -> tuple[Skill, ...]:
 
 
 def scope_of(sim: TargetWidget, skills: tuple[Skill, ...] = ()) -> Scope:
-    """The scope the agent's toolset would offer for ``sim``: its manifest, the targets it can
-    select, the skills that fit its target, and whether it has a page clock."""
+    """The scope the tools are offered in for ``sim``'s callers from outside (an MCP client): its
+    manifest, the targets it can select, the skills that fit its target, whether it has a page clock;
+    and pictures (an MCP tool result carries image content)."""
     targets = [t.id for t in list_targets(*sim.targets_dirs)]
-    return Scope(sim.schema, targets, _usable(sim, skills), clock=sim.can_advance)
+    return Scope(sim.schema, targets, _usable(sim, skills), clock=sim.can_advance, pictures=True)
 
 
 def offers(sim: TargetWidget, name: str, skills: tuple[Skill, ...] = ()) -> bool:

@@ -49,6 +49,7 @@ class Scope:
     targets: list[str]
     skills: tuple[Skill, ...] = ()
     clock: bool = False
+    pictures: bool = False  # the caller takes images in a tool's result (an MCP client): ``snapshot``
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,25 @@ async def _describe(ctx: ToolContext, _args: dict[str, Any]) -> dict[str, Any]:
     if not fresh.ok and fresh.error is not None:
         result["note"] = f"no fresh state ({fresh.error.code}): the page's last report is described"
     return result
+
+
+async def _snapshot(ctx: ToolContext, _args: dict[str, Any]) -> ToolResult | dict[str, Any]:
+    """The page's picture as an image (``image``: base64 PNG, which an MCP server sends as image
+    content), with the simulation in words beside it."""
+    from ..core._picture import SnapshotError
+
+    try:
+        picture = await ctx.sim.asnapshot()
+    except SnapshotError as exc:
+        if exc.result is not None and not exc.result.ok:
+            return exc.result
+        return ToolResult.failure("target_error", str(exc), op="snapshot", applied=False)
+    return {
+        "ok": True,
+        "message": f"a picture of the page, {picture.width}x{picture.height} pixels",
+        "alt": picture.alt,
+        "image": {"mime_type": "image/png", "data": picture.data_url().split(",", 1)[1]},
+    }
 
 
 async def _select_target(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
@@ -372,6 +392,14 @@ TOOLS: tuple[Tool, ...] = (
         "to tell someone what the simulation shows (they may not see the picture).",
         _describe,
         read_only=True,
+    ),
+    Tool(
+        "snapshot",
+        "A picture of the page as it is now (an image), with the simulation in words. Use it to see what "
+        "the page shows; the state and describe give the numbers.",
+        _snapshot,
+        read_only=True,
+        offered=lambda scope: scope.pictures,
     ),
     Tool(
         "list_targets",

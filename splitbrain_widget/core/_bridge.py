@@ -127,7 +127,9 @@ class Bridge:
             pending.answered_by.append(reply.view_id)
             if pending.settled:
                 return True  # another view answered first; the first reply wins
-            if reply.ok and reply.state is not None:  # bounded where it was parsed (parse_view_message)
+            # bounded where it was parsed (parse_view_message); a snapshot's `{}` (no room beside its
+            # picture) is no state of the page's
+            if reply.ok and reply.state is not None and (reply.state or pending.op != "snapshot"):
                 self._set_state_locked(reply.state)
             pending.reply = reply
             self._notify_locked(reply.id)

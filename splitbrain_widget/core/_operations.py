@@ -163,6 +163,15 @@ class Operations:
     def fetch_state(self, timeout: float | None) -> Operation:
         return (yield from self.deliver("state", {}, timeout, needs_view=True))
 
+    def snapshot(self, timeout: float | None) -> Operation:
+        """A picture of the page, taken inside its sandbox (the reply's ``picture``)."""
+        result = yield from self.deliver("snapshot", {}, timeout, needs_view=True)
+        if result.ok and result.picture is None:
+            return ToolResult.failure(
+                "target_error", "the view answered the snapshot without a picture", applied=False, op="snapshot"
+            )
+        return result.model_copy(update={"message": "took a picture"}) if result.ok else result
+
     def act(self, name: str, timeout: float | None) -> Operation:
         """Run the manifest's action ``name`` on the page; a name the manifest does not declare is
         refused before anything is sent (``invalid_value``, listing the actions it does declare)."""
@@ -380,6 +389,7 @@ class Operations:
                 views_applied=applied,
                 message=message,
                 answered_by=reply.view_id,
+                picture=reply.picture,
                 **base,
             )
         if reply is not None and reply.error is not None:

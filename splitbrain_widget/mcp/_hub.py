@@ -430,13 +430,19 @@ async def _quietly(send: Any) -> None:
 
 
 def _result(payload: dict[str, Any]) -> Any:
+    """A tool's result: its JSON as text and as structured content; a picture (``image``, the
+    ``snapshot`` tool's) as image content before it, not in the JSON."""
     import mcp_types as types
 
     ok = bool(payload.get("ok"))
+    image = payload.get("image")
+    content: list[Any] = []
+    if isinstance(image, dict):
+        payload = {k: v for k, v in payload.items() if k != "image"}
+        content.append(types.ImageContent(type="image", data=image["data"], mime_type=image["mime_type"]))
     text = json.dumps(payload, default=str)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=payload, is_error=not ok
-    )
+    content.append(types.TextContent(type="text", text=text))
+    return types.CallToolResult(content=content, structured_content=payload, is_error=not ok)
 
 
 def _progress(ctx: ServerRequestContext[Any, Any]) -> Callable[[str], None] | None:

@@ -6,7 +6,10 @@ var PARENT_SOURCE = "splitbrain-parent";
 var TARGET_SOURCE = "splitbrain-target";
 var MAX_ERROR_TEXT = 500;
 var MAX_ACTION_NAME = 200;
-var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state", "action"]);
+var MAX_PICTURE_SIDE = 1024;
+var MAX_PICTURE_BYTES = 512 * 1024;
+var MAX_PICTURE_BASE64 = 4 * Math.ceil(MAX_PICTURE_BYTES / 3);
+var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state", "action", "snapshot"]);
 var TARGET_TYPES = /* @__PURE__ */ new Set(["ready", "state", "error", "loaded", "leaving"]);
 function isPlainObject(value) {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
@@ -35,6 +38,21 @@ function isTargetMessage(data, nonce) {
   }
   return true;
 }
+function pictureProblem(picture) {
+  if (!isPlainObject(picture)) return "the picture is not an object {png, width, height}";
+  const { png, width, height } = picture;
+  if (typeof png !== "string" || png === "") return "the picture has no png";
+  if (png.length > MAX_PICTURE_BASE64) return `the picture's PNG is more than ${MAX_PICTURE_BYTES} bytes`;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(png)) return "the picture's png is not base64";
+  for (const side of [width, height]) {
+    if (!Number.isInteger(side) || /** @type {number} */
+    side < 1 || /** @type {number} */
+    side > MAX_PICTURE_SIDE) {
+      return `the picture's width and height must be whole numbers of 1 to ${MAX_PICTURE_SIDE} pixels`;
+    }
+  }
+  return null;
+}
 function isActionName(name) {
   if (typeof name !== "string" || name === "") return false;
   return name.length <= MAX_ACTION_NAME || codePoints(name) <= MAX_ACTION_NAME;
@@ -53,8 +71,10 @@ function codePoints(text) {
 function kernelRequest(id, op, payload = {}) {
   return { kind: "request", id, op, payload };
 }
-function replyMessage(id, viewId, state) {
-  return { kind: "reply", id, view_id: viewId, ok: true, state };
+function replyMessage(id, viewId, state, picture) {
+  const reply = { kind: "reply", id, view_id: viewId, ok: true, state };
+  if (picture !== void 0) reply.picture = picture;
+  return reply;
 }
 function errorReplyMessage(id, viewId, code, message, hint) {
   const error = hint === void 0 ? { code, message } : { code, message, hint };
@@ -226,6 +246,7 @@ var Relay = class {
     this.queuedBeforeValues = 0;
     this.seen = /* @__PURE__ */ new Set();
     this.outstanding = /* @__PURE__ */ new Set();
+    this.snapshots = /* @__PURE__ */ new Set();
     this.posted = /* @__PURE__ */ new Map();
     this.pendingStateEvent = null;
     this.stateTimer = null;
@@ -252,6 +273,7 @@ var Relay = class {
     this.posted.clear();
     for (const id of this.outstanding) this.replyError(id, "not_ready", why);
     this.outstanding.clear();
+    this.snapshots.clear();
     this.onStatus("loading");
   }
   /** @param {unknown} msg  a custom message from the kernel */
@@ -301,6 +323,8 @@ var Relay = class {
     let payload;
     if (type === "action") {
       payload = { name: request.payload.name };
+    } else if (type === "snapshot") {
+      this.snapshots.add(request.id);
     } else if (type !== "state") {
       payload = request.payload.values ?? {};
       this.remember(payload);
@@ -355,6 +379,10 @@ var Relay = class {
         if (!this.outstanding.delete(msg.id)) return;
         this.answered = true;
         trace(msg.id, "state");
+        if (this.snapshots.delete(msg.id)) {
+          this.replyPicture(msg.id, state, chars, msg.picture);
+          return;
+        }
         this.sendToKernel(replyMessage(msg.id, this.viewId, state));
         trace(msg.id, "out");
       } else {
@@ -364,12 +392,36 @@ var Relay = class {
       const message = errorText(msg.error?.message ?? msg.error ?? "target error");
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
+        this.snapshots.delete(msg.id);
         this.answered = true;
         this.replyError(msg.id, "target_error", message);
       } else {
         this.errorEvent(message);
       }
     }
+  }
+  /**
+   * Answer a snapshot with the page's picture: checked (pictureProblem), and beside the state only
+   * when both fit in one message (else the state is left out: `{}`, which the kernel does not keep).
+   * @param {string} id
+   * @param {Record<string, unknown>} state
+   * @param {number} chars  the state's size as JSON
+   * @param {unknown} picture
+   */
+  replyPicture(id, state, chars, picture) {
+    const problem = pictureProblem(picture);
+    if (problem !== null) {
+      this.replyError(id, "target_error", `${problem}; no picture was taken`);
+      return;
+    }
+    const png = (
+      /** @type {import("../protocol.js").Picture} */
+      picture
+    );
+    const fits = chars + png.png.length <= MAX_STATE_CHARS;
+    this.sendToKernel(
+      replyMessage(id, this.viewId, fits ? state : {}, { png: png.png, width: png.width, height: png.height })
+    );
   }
   /**
    * Count one message the page posted on its own (not an answer to a request). Past
@@ -397,6 +449,7 @@ var Relay = class {
     this.ready = false;
     for (const id of this.outstanding) this.replyError(id, "not_ready", why);
     this.outstanding.clear();
+    this.snapshots.clear();
     for (const request of this.queue.splice(0)) this.replyError(request.id, "not_ready", why);
     this.posted.clear();
     this.sendToKernel(errorEvent(this.viewId, "target_error", why));

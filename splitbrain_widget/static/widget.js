@@ -14,7 +14,9 @@ function withLook(html, look) {
 }
 var MAX_CODE_TEXT = 2e5;
 var MAX_ACTION_NAME = 200;
-var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state", "action"]);
+var MAX_PICTURE_BYTES = 512 * 1024;
+var MAX_PICTURE_BASE64 = 4 * Math.ceil(MAX_PICTURE_BYTES / 3);
+var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state", "action", "snapshot"]);
 function isPlainObject(value) {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value);
