@@ -30,6 +30,7 @@ SECTIONS = [
     "security",
     "mcp",
     "mcp_apps",
+    "pictures",
 ]
 START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
 READING_PREFIX = "Reading these:"
@@ -330,6 +331,35 @@ def table(r: dict[str, Any]) -> str:
             f"{fig['app_over_headless']}x (n={a['n']}, alternating)",
             "mcp_apps",
         )
+    if "pictures" in r:
+        pic = r["pictures"]
+        targets = pic.get("targets") or {}
+        if targets:
+            sizes = ", ".join(f"{t} {v['picture_bytes'] // 1000} KB" for t, v in targets.items())
+            exports = [v["export_bytes"] for v in targets.values()]
+            row(
+                "a picture of a built-in target (`sim.snapshot()`, 960 x 420 PNG) and its `sim.to_html()` file",
+                f"pictures: {sizes}; files {min(exports) // 1000}-{max(exports) // 1000} KB",
+                "pictures",
+            )
+        change = pic.get("after_change")
+        if change:
+            a, b = change["set_and_snapshot_ms"], change["set_and_fetch_state_ms"]
+            row(
+                "a change then a fresh picture (`set_parameter` + `snapshot()`) vs a change then a fresh state",
+                f"median {a['median']} ms, p95 {a['p95']} ms; with a state instead {b['median']} ms median: "
+                f"{change['picture_over_state']}x (n={a['n']}, alternating)",
+                "pictures",
+            )
+        book = pic.get("notebook")
+        if book:
+            row(
+                "a notebook of 3 widgets executed headless (`nbconvert --execute`) with pictures vs without",
+                f"{book['seconds_with_pictures']} s vs {book['seconds_without']} s: {book['with_over_without']}x "
+                f"(medians of {book['runs']}, alternating); {book['bytes_with_pictures'] // 1000} KB vs "
+                f"{book['bytes_without'] // 1000} KB",
+                "pictures",
+            )
     if "headless" in r:
         h = r["headless"]
         rt, sw, adv, dk = h.get("roundtrip_ms"), h.get("sweep"), h.get("advance"), h.get("dask")

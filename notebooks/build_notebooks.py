@@ -6,6 +6,7 @@ change to the package or to a built-in target::
     .venv/bin/python notebooks/build_notebooks.py                 # every notebook
     .venv/bin/python notebooks/build_notebooks.py quickstart      # only some
     .venv/bin/python notebooks/build_notebooks.py --no-execute    # cells only, no outputs
+    .venv/bin/python notebooks/build_notebooks.py --rerun         # the committed cells, run again
 
 Each notebook is built with nbformat and executed with nbclient in this folder, the way nbval runs
 it: no frontend (so no notebook view of any widget), ``SPLITBRAIN_HEADLESS=1`` (so every widget runs
@@ -1381,12 +1382,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help=f"notebooks to build (default: all): {', '.join(NOTEBOOKS)}")
     parser.add_argument("--no-execute", action="store_true", help="write the cells without running them")
+    parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="run the notebooks' committed cells again (after a change to the package: their outputs change, "
+        "their cells stay as they are, also where they were edited after this file wrote them)",
+    )
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in NOTEBOOKS]
     if unknown:
         parser.error(f"no notebook {', '.join(unknown)}; choose from {', '.join(NOTEBOOKS)}")
     for name in args.names or NOTEBOOKS:
-        nb = build(name, NOTEBOOKS[name])
+        if args.rerun:
+            nb = nbformat.read(HERE / f"{name}.ipynb", as_version=4)
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    cell.outputs, cell.execution_count = [], None
+        else:
+            nb = build(name, NOTEBOOKS[name])
         if not args.no_execute:
             execute(nb)
         nbformat.validate(nb)

@@ -1,7 +1,9 @@
 """``python -m splitbrain_widget standalone <target> ...`` (see :func:`manifest.registry.main`) and
 ``python -m splitbrain_widget mcp [TARGET...]`` (see :mod:`splitbrain_widget.mcp._cli`) and
 ``python -m splitbrain_widget schema`` (the manifest's JSON Schema, docs/manifest.schema.json) and
-``python -m splitbrain_widget doctor [--json] [--no-smoke]`` (what this machine has, see :mod:`.doctor`)."""
+``python -m splitbrain_widget doctor [--json] [--no-smoke]`` (what this machine has, see :mod:`.doctor`) and
+``python -m splitbrain_widget export NOTEBOOK [-o OUT] [--no-controls]`` (a notebook as HTML with live
+simulations, see :mod:`.exporter`)."""
 
 import sys
 
@@ -14,6 +16,14 @@ if sys.argv[1:2] == ["doctor"]:
     from .doctor import main as doctor_main
 
     raise SystemExit(doctor_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["export"]:
+    try:
+        from .exporter import main as export_main
+    except ImportError as exc:
+        raise SystemExit(f"export needs nbconvert ({exc}): pip install nbconvert") from None
+
+    raise SystemExit(export_main(sys.argv[2:]))
 
 if sys.argv[1:] == ["schema"]:
     from .manifest._schema import schema_text

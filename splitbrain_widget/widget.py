@@ -34,6 +34,7 @@ from .core._picture import Picture, PictureError, SnapshotError, picture_from
 from .core._seam import Host, ViewHost, as_host
 from .core._stream import Streamer, StreamStats
 from .features import _describe, _export, _seek
+from .features._pictures import SIMULATION_MIME, OutputPictures, simulation_data, snapshots_default
 from .features._seek import SeekOptions
 from .hosts._comm import CommHost
 from .manifest import Manifest, ParameterError
@@ -136,6 +137,9 @@ class TargetWidget(anywidget.AnyWidget):
         headless: while no view is displayed, run the calls on a headless page (Chromium, virtual
             clock, seed 0) that a notebook view takes over when one appears; None (the default)
             follows ``SPLITBRAIN_HEADLESS=1``. See :class:`~splitbrain_widget.headless.HeadlessFallback`.
+        snapshots: give the widget's outputs a picture of the page beside the live view, for readers of
+            a saved or exported notebook (``features/_pictures.py``); None (the default) follows
+            ``SPLITBRAIN_SNAPSHOTS`` (on unless ``0``).
 
     Raises:
         HeadlessUnavailable: ``headless=True`` where Chromium or playwright is missing (with
@@ -171,6 +175,7 @@ class TargetWidget(anywidget.AnyWidget):
         chat: bool = False,
         approval: dict[str, str] | None = None,
         headless: bool | None = None,
+        snapshots: bool | None = None,
         **kwargs: Any,
     ) -> None:
         if isinstance(targets_dir, str | Path):
@@ -197,6 +202,7 @@ class TargetWidget(anywidget.AnyWidget):
             self._fallback = HeadlessFallback(self, required=bool(headless))
         self._views: ViewHost | Host = CommHost(self)
         self._ops = Operations(_WidgetSession(self), self.bridge, self._line, self._seam(), timeout=timeout)
+        self._pictures = OutputPictures(self, snapshots_default() if snapshots is None else snapshots)
         self._chat: ChatController | None = None
         self._streamer = Streamer(lambda batch: self.set_parameters(batch))
         super().__init__(height=height, approval=dict(approval or {}), **self._target_traits(loaded), **kwargs)
@@ -681,28 +687,12 @@ class TargetWidget(anywidget.AnyWidget):
 
     @staticmethod
     def _target_traits(target: Target) -> dict[str, Any]:
-        manifest = target.manifest
         return {
             "target_id": target.id,
-            "manifest": {
-                "id": target.id,
-                "title": target.title,
-                "description": manifest.description or "",
-                "parameters": {
-                    path: p.model_dump(mode="json", exclude_none=True) for path, p in manifest.parameters.items()
-                },
-                "observables": {k: o.model_dump(exclude_none=True) for k, o in manifest.observables.items()},
-                # a bound page has controls of its own: its frame is a tab stop (a canvas page's is not)
-                "operable": manifest.bound,
-                # the panel's buttons: how each action is named and described, never how it is bound
-                "actions": {
-                    name: a.model_dump(include={"label", "description"}, exclude_none=True)
-                    for name, a in manifest.actions.items()
-                },
-            },
+            "manifest": target.view_manifest(),
             "_html": target.html,
             "_sandbox": target.sandbox_html,
-            "values": manifest.defaults(),
+            "values": target.manifest.defaults(),
             "state": {},
         }
 
@@ -717,7 +707,36 @@ class TargetWidget(anywidget.AnyWidget):
         # Told here, on the displaying cell's thread: a call from a worker thread (the agent's)
         # cannot see which cell, or which frontend, it came from.
         self._line.displayed()
-        return super()._repr_mimebundle_(**kwargs)
+        return self._output_bundle(**kwargs)
+
+    def _output_bundle(self, **kwargs: Any) -> Any:
+        """The widget view and its line of text, and the last picture where there is one
+        (``features/_pictures.py``)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})  # anywidget: (data, metadata)
+        return {**data, SIMULATION_MIME: simulation_data(self), **self._pictures.bundle()}, metadata
+
+    @property
+    def _ipython_display_(self) -> Callable[..., None] | None:
+        # IPython displays through this method where it is callable, else through _repr_mimebundle_:
+        # only a widget whose calls run on its headless page with no notebook view is displayed with a
+        # picture and a display id (its outputs are updated after each cell); a notebook view's
+        # output stays as it always was.
+        if self._pictures.enabled and self._pictures.headless_only():
+            return self._display_with_picture
+        return None
+
+    def _display_with_picture(self, **kwargs: Any) -> None:
+        from IPython.display import display
+
+        self._pictures.take()  # before the display, so the call goes to the headless page at once
+        bundle = self._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            data, metadata = bundle
+            display_id = self._pictures.new_display(str(data.get("text/plain", "")))
+            display(data, metadata=metadata, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
 
     def _closed(self, change: Any) -> None:
         if change.get("new") is None:

@@ -161,8 +161,7 @@ def test_a_forged_picture_is_refused_and_the_page_s_own_is_not_taken_for_it(engi
 
 @browser
 def test_an_mcp_client_gets_the_picture_as_image_content(engine: None) -> None:
-    import asyncio
-
+    from .browser_env import run_async
     from .test_mcp import client
 
     with HeadlessTarget("bouncer") as sim:
@@ -175,7 +174,7 @@ def test_an_mcp_client_gets_the_picture_as_image_content(engine: None) -> None:
                     names = [t.name for t in (await session.list_tools()).tools]
                     return names, await session.call_tool("bouncer__snapshot", {})
 
-            names, result = asyncio.run(go())
+            names, result = run_async(go())
         finally:
             server.stop()
     assert "bouncer__snapshot" in names
@@ -195,3 +194,43 @@ def test_the_built_in_agent_is_not_offered_the_picture(textbook_projectile: sb.T
     scope = Scope(textbook_projectile.schema, ["projectile"])
     assert "snapshot" not in {s.name for s in tool_specs(scope)}
     assert "snapshot" in {s.name for s in tool_specs(Scope(textbook_projectile.schema, [], pictures=True))}
+
+
+def test_a_live_notebook_s_output_is_the_view_its_line_and_its_record() -> None:
+    from splitbrain_widget.features._pictures import SIMULATION_MIME
+
+    sim = sb.TargetWidget("bouncer")
+    sim.set_parameters({"color": "red"})  # no view: kept
+    assert sim._ipython_display_ is None  # IPython displays it through _repr_mimebundle_, as always
+    data, _metadata = sim._repr_mimebundle_()
+    assert set(data) == {"text/plain", "application/vnd.jupyter.widget-view+json", SIMULATION_MIME}
+    assert data[SIMULATION_MIME]["values"]["display.color"] == "red"
+    assert data[SIMULATION_MIME]["target"] == "bouncer"
+
+
+def test_snapshots_off_for_one_widget_or_for_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    from splitbrain_widget.features._pictures import snapshots_default
+
+    assert sb.TargetWidget("bouncer", headless=False, snapshots=False)._pictures.enabled is False
+    monkeypatch.setenv("SPLITBRAIN_SNAPSHOTS", "0")
+    assert snapshots_default() is False and sb.TargetWidget("bouncer")._pictures.enabled is False
+    monkeypatch.setenv("SPLITBRAIN_SNAPSHOTS", "1")
+    assert snapshots_default() is True
+
+
+@browser
+def test_a_headless_widget_is_displayed_with_its_picture_and_a_display_id(engine: None) -> None:
+    sim = sb.TargetWidget("bouncer", headless=True)
+    try:
+        assert callable(sim._ipython_display_)
+        picture = sim._pictures.take()
+        assert picture is not None and picture.width == 960
+        data, _metadata = sim._repr_mimebundle_()
+        assert data["image/png"] == picture.data_url().split(",", 1)[1]
+        assert (
+            data["text/html"].startswith('<img src="data:image/png;base64,')
+            and 'alt="Bouncing ball.' in data["text/html"]
+        )
+        assert len(sim.audit) == 0  # the picture is the package's own call, not the user's
+    finally:
+        sim.close()

@@ -431,7 +431,11 @@ class Operations:
 
     # -- drivers ---------------------------------------------------------------------------
 
-    def run_blocking(self, name: str, arguments: dict[str, Any], operation: Operation) -> ToolResult:
+    def run_blocking(
+        self, name: str, arguments: dict[str, Any], operation: Operation, *, audit: bool = True
+    ) -> ToolResult:
+        """Drive ``operation`` to its end on this thread and audit it (``audit=False``: the package's own
+        calls that change nothing, the pictures of a widget's outputs)."""
         started = time.monotonic()
         _kernel_tap.prepare_thread()
         blocking = BLOCKING_CALL.set(True)
@@ -449,13 +453,14 @@ class Operations:
             result = stop.value
         except KeyboardInterrupt:
             operation.close()
-            self.record(name, arguments, cancelled_result(name), started)
+            if audit:
+                self.record(name, arguments, cancelled_result(name), started)
             raise
         finally:
             if not handed_off:
                 operation.close()  # whatever ended the drive: the operation's own cleanup runs now
             BLOCKING_CALL.reset(blocking)
-        return self.record(name, arguments, result, started)
+        return self.record(name, arguments, result, started) if audit else self.done(result)
 
     async def run_async(self, name: str, arguments: dict[str, Any], operation: Operation) -> ToolResult:
         import asyncio

@@ -47,23 +47,47 @@ def page_html(widget: Exportable, *, controls: bool = True, replay: bool = True)
     """The file's text: the view's traits as the widget holds them, the inspector shown with ``controls``,
     and with ``replay`` the session's changes as steps (:func:`..core._to_code.replay_steps`)."""
     target = widget.target
-    traits: dict[str, Any] = {
+    traits = view_traits(target, dict(widget.manifest), widget.values, widget.state, int(widget.height), controls)
+    if replay:
+        entries = widget.audit.entries()
+        traits["replay"] = replay_steps(entries, target.manifest.defaults(), target.id)
+    return target.export_html(traits)
+
+
+def target_page_html(
+    target: Target,
+    values: dict[str, Any],
+    state: dict[str, Any] | None = None,
+    height: int = 420,
+    controls: bool = True,
+) -> str:
+    """A target's page as a file of its own at ``values`` (a notebook's saved output, ``exporter.py``): the
+    view's traits a widget of ``target`` would hold, with no session to replay."""
+    return target.export_html(view_traits(target, target.view_manifest(), values, state, height, controls))
+
+
+def view_traits(
+    target: Target,
+    manifest: dict[str, Any],
+    values: Any,
+    state: Any,
+    height: int,
+    controls: bool,
+) -> dict[str, Any]:
+    """The traits the exported view reads (js/export/export_page.js), as a widget's view reads them."""
+    return {
         "target_id": target.id,
-        "manifest": dict(widget.manifest),
+        "manifest": dict(manifest),
         "_html": target.html,
         "_sandbox": target.sandbox_html,
-        "values": dict(widget.values),
-        "state": dict(widget.state or {}),
-        "height": int(widget.height),
+        "values": dict(values),
+        "state": dict(state or {}),
+        "height": height,
         "chat_enabled": controls,
         "transcript": [],
         "chat_busy": False,
         "chat_model": "",
     }
-    if replay:
-        entries = widget.audit.entries()
-        traits["replay"] = replay_steps(entries, target.manifest.defaults(), target.id)
-    return target.export_html(traits)
 
 
 def write(widget: Exportable, path: str | Path, *, controls: bool = True, replay: bool = True) -> ExportedPage:

@@ -285,7 +285,12 @@ class HeadlessPage:
         # frame names say nothing.
         selector = "iframe[data-splitbrain-target]" if frame_name is None else f"iframe[name={json.dumps(frame_name)}]"
         element = await page.query_selector(selector)
-        return await element.content_frame() if element is not None else None
+        frame = await element.content_frame() if element is not None else None
+        # A target's frame holds about:blank until it is given its page (js/host/frame.js `start`)
+        if frame is None or (frame_name is None and frame.url == "about:blank"):
+            return None
+        await frame.wait_for_load_state("load")
+        return frame
 
     def __enter__(self) -> HeadlessPage:
         return self

@@ -123,6 +123,27 @@ class Target:
         """The notebook view's sandbox frame for this target (:func:`sandbox_html`)."""
         return sandbox_html(self.manifest.csp)
 
+    def view_manifest(self) -> dict[str, Any]:
+        """What a view is told of the manifest (the widget's ``manifest`` trait): its words, parameters,
+        observables and actions' names, never how a page is bound."""
+        manifest = self.manifest
+        return {
+            "id": self.id,
+            "title": self.title,
+            "description": manifest.description or "",
+            "parameters": {
+                path: p.model_dump(mode="json", exclude_none=True) for path, p in manifest.parameters.items()
+            },
+            "observables": {k: o.model_dump(exclude_none=True) for k, o in manifest.observables.items()},
+            # a bound page has controls of its own: its frame is a tab stop (a canvas page's is not)
+            "operable": manifest.bound,
+            # the panel's buttons: how each action is named and described, never how it is bound
+            "actions": {
+                name: a.model_dump(include={"label", "description"}, exclude_none=True)
+                for name, a in manifest.actions.items()
+            },
+        }
+
     def export_html(self, traits: dict[str, Any]) -> str:
         """A widget of this target as a file of its own (:func:`export_html`), from its ``traits``."""
         return export_html(self.manifest.csp, traits, self.title)

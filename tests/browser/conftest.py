@@ -148,6 +148,28 @@ def open_notebook(page: Any, server: JupyterServer) -> Any:
 
 
 @pytest.fixture
+def offline_page(browser: Any) -> Iterator[tuple[Any, list[str]]]:
+    """A page whose every request but the file itself is refused; the refused ones are listed."""
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    refused: list[str] = []
+
+    def route(request_route: Any) -> None:
+        url = request_route.request.url
+        if url.startswith("file://"):
+            request_route.continue_()
+        else:
+            refused.append(url)
+            request_route.abort()
+
+    page.route("**/*", route)
+    try:
+        yield page, refused
+    finally:
+        context.close()
+
+
+@pytest.fixture
 def targets_dir(tmp_path: Path) -> Path:
     """A folder of test targets: copies of the fixtures plus the hostile / never-ready / gated pages."""
     from . import targets as test_targets

@@ -24,28 +24,6 @@ pytestmark = pytest.mark.browser
 NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xhtml"}
 
 
-@pytest.fixture
-def offline_page(browser: Any) -> Iterator[tuple[Any, list[str]]]:
-    """A page whose every request but the file itself is refused; the refused ones are listed."""
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    page = context.new_page()
-    refused: list[str] = []
-
-    def route(request_route: Any) -> None:
-        url = request_route.request.url
-        if url.startswith("file://"):
-            request_route.continue_()
-        else:
-            refused.append(url)
-            request_route.abort()
-
-    page.route("**/*", route)
-    try:
-        yield page, refused
-    finally:
-        context.close()
-
-
 def _target_state(page: Any) -> dict[str, Any]:
     sandbox = page.locator(".splitbrain-view iframe").first.element_handle().content_frame()
     target = sandbox.locator("iframe").element_handle().content_frame()

@@ -1,0 +1,254 @@
+"""A notebook that keeps its simulation (#42): pictures in the outputs of a notebook executed headless,
+and the notebook as HTML whose simulations run (``jupyter nbconvert --to splitbrain``).
+
+The notebooks run through the real ``jupyter nbconvert`` in a subprocess with ``SPLITBRAIN_HEADLESS=1``
+(as a course pipeline or an autograder runs them); the HTML is opened in Chromium with every request
+but the file refused.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from splitbrain_widget.features._pictures import SIMULATION_MIME
+
+from .harness import wait_for
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+JUPYTER = Path(sys.executable).parent / "jupyter"
+PNG_URL = "data:image/png;base64,"
+THREE = [
+    "import splitbrain_widget as sb\na = sb.TargetWidget('bouncer')\na",
+    "a.set_parameters({'color': 'red', 'size': 40})",
+    "b = sb.TargetWidget('projectile')\nb.set_parameter('angle', 60)\nb",
+    "c = sb.TargetWidget('bouncer')\nc.set_parameters({'color': 'seagreen', 'size': 30})\nc",
+]
+
+
+def notebook(folder: Path, cells: list[str]) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    path = folder / "three.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def nbconvert(*args: str, cwd: Path) -> None:
+    env = {**os.environ, "SPLITBRAIN_HEADLESS": "1"}
+    done = subprocess.run([str(JUPYTER), "nbconvert", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+class Pictures(HTMLParser):
+    """Every ``<img>`` of a page whose source is a PNG in a data URL: its attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[dict[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = {k: v or "" for k, v in attrs}
+        if tag == "img" and named.get("src", "").startswith(PNG_URL):
+            self.found.append(named)
+
+
+def pictures_in(text: str) -> list[dict[str, str]]:
+    parser = Pictures()
+    parser.feed(text)
+    return parser.found
+
+
+def colours(png: bytes) -> list[tuple[int, tuple[int, int, int]]]:
+    from PIL import Image
+
+    return Image.open(io.BytesIO(png)).convert("RGB").getcolors(1 << 20) or []
+
+
+def reddish(png: bytes) -> bool:
+    return any(r > 200 and g < 40 and b < 40 for _, (r, g, b) in colours(png))
+
+
+def test_executed_headless_every_widget_output_has_its_picture(tmp_path: Path) -> None:
+    source = notebook(tmp_path, THREE)
+    # nbclient keeps each widget's state in the notebook by default, and nbconvert's HTML then prefers the
+    # widget view (which needs its widget manager from a CDN): without it, each output is its picture.
+    nbconvert("--execute", "--to", "html", "--ExecutePreprocessor.store_widget_state=False", source.name, cwd=tmp_path)
+    pictures = pictures_in((tmp_path / "three.html").read_text(encoding="utf-8"))
+    assert len(pictures) == 3, f"{len(pictures)} pictures for 3 widget outputs"
+    pngs = [base64.b64decode(p["src"][len(PNG_URL) :]) for p in pictures]
+    for png, picture in zip(pngs, pictures, strict=True):
+        assert png.startswith(b"\x89PNG") and (picture["width"], picture["height"]) == ("960", "420")
+        assert len(colours(png)) > 2, f"a blank picture ({picture['alt']})"
+    # the first display was updated after the cell that turned its ball red; the third is seagreen
+    assert reddish(pngs[0]) and "color red" in pictures[0]["alt"]
+    assert not reddish(pngs[2]) and "color seagreen" in pictures[2]["alt"]
+    assert pngs[0] != pngs[2]
+    assert "angle 60 deg" in pictures[1]["alt"]
+
+
+def exported_pages(page: Any) -> list[Any]:
+    """The frames of the HTML that hold an exported simulation (``splitbrainExport`` in their window)."""
+    found = []
+    for frame in page.frames:
+        try:
+            if frame.evaluate("() => typeof window.splitbrainExport === 'object'"):
+                found.append(frame)
+        except Exception:  # a frame still loading, or gone
+            continue
+    return found
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    """Each widget output's record of its simulation as the notebook saved it, in order."""
+    nb = nbformat.read(path, as_version=4)
+    return [
+        dict(output["data"][SIMULATION_MIME])
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if SIMULATION_MIME in output.get("data", {})
+    ]
+
+
+def saved_values(path: Path) -> list[dict[str, Any]]:
+    """Each widget output's values as the notebook saved them, in order."""
+    return [dict(r["values"]) for r in records(path)]
+
+
+def findable(record: dict[str, Any], folder: Path) -> bool:
+    """Whether the record's target can be loaded here (a notebook may delete its own target at its end)."""
+    from splitbrain_widget.manifest.registry import TargetError, load_target
+
+    try:
+        load_target(record["target"], *(folder / d for d in record.get("targets_dirs") or []))
+    except TargetError:
+        return False
+    return True
+
+
+def check_live(page: Any, html_path: Path, expected: list[dict[str, Any]]) -> None:
+    page.goto(html_path.as_uri())
+    if not expected:
+        page.wait_for_load_state("load")
+        assert exported_pages(page) == []
+        return
+    frames = wait_for(
+        lambda: (f := exported_pages(page)) and len(f) == len(expected) and f,
+        timeout=60,
+        what=f"{len(expected)} live simulations in {html_path.name}",
+    )
+    for frame, values in zip(frames, expected, strict=True):
+        wait_for(
+            lambda frame=frame: (
+                frame.evaluate("() => document.querySelector('.splitbrain-view')?.dataset.status") == "ready"
+            ),
+            timeout=60,
+            what=f"a simulation of {html_path.name} to be ready",
+        )
+        held = frame.evaluate("() => window.splitbrainExport.values()")
+        assert held == values
+
+
+def test_executed_and_exported_every_widget_output_is_a_live_page(
+    offline_page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    page, refused = offline_page
+    source = notebook(tmp_path, THREE)
+    nbconvert("--execute", "--to", "notebook", "--output", "ran.ipynb", source.name, cwd=tmp_path)
+    ran = tmp_path / "ran.ipynb"
+    nbconvert("--to", "splitbrain", ran.name, cwd=tmp_path)
+    expected = saved_values(ran)
+    assert [v["display.color"] for v in (expected[0], expected[2])] == ["red", "seagreen"]
+    check_live(page, tmp_path / "ran.html", expected)
+    # what was refused is nbconvert's own template (its CDN scripts), never a simulation's
+    assert {re.sub(r"^https?://([^/]+)/.*$", r"\1", url) for url in refused} <= {"cdnjs.cloudflare.com", "unpkg.com"}
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")))
+def test_the_exporter_makes_every_example_notebook_s_simulations_live(
+    offline_page: tuple[Any, list[str]], tmp_path: Path, name: str
+) -> None:
+    page, _refused = offline_page
+    source = ROOT / "notebooks" / f"{name}.ipynb"
+    saved = records(source)
+    live = [r for r in saved if findable(r, source.parent)]
+    out = tmp_path / f"{name}.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "splitbrain_widget", "export", str(source), "-o", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    gone = len(saved) - len(live)  # your_own_target.ipynb deletes its own target in its last cell
+    assert f"{len(live)} live simulation(s), {gone} picture(s)" in done.stdout
+    ours = {
+        output["data"]["image/png"].replace("\n", "")
+        for cell in nbformat.read(source, as_version=4).cells
+        for output in cell.get("outputs", [])
+        if SIMULATION_MIME in output.get("data", {}) and "image/png" in output["data"]
+    }
+    shown = [p for p in pictures_in(out.read_text(encoding="utf-8")) if p["src"][len(PNG_URL) :] in ours]
+    assert len(shown) == gone  # a widget output with no page is its picture (a matplotlib figure is not one)
+    check_live(page, out, [dict(r["values"]) for r in live])
+
+
+# What JupyterLab and Notebook 7 show, measured, for a saved widget output whose model is gone: the
+# notebook reopened, its kernel fresh (nothing run), with or without the widget state saved, trusted
+# (the person's own notebook: its signature is in their database) or not (a notebook from elsewhere).
+@pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
+@pytest.mark.parametrize("saved_state", [False, True], ids=["no-widget-state", "widget-state"])
+def test_what_a_reopened_notebook_shows_for_a_widget_output(
+    page: Any, server: Any, tmp_path: Path, saved_state: bool, trusted: bool
+) -> None:
+    source = notebook(tmp_path, THREE[:2])
+    args = ["--execute", "--to", "notebook", "--output", "ran.ipynb", source.name]
+    if not saved_state:
+        args.insert(3, "--ExecutePreprocessor.store_widget_state=False")
+    nbconvert(*args, cwd=tmp_path)
+    from .harness import KERNEL_DISPLAY_NAME, KERNEL_NAME, NotebookPage
+
+    name = f"reopened-{saved_state}-{trusted}-{os.getpid()}.ipynb"
+    ran = nbformat.read(tmp_path / "ran.ipynb", as_version=4)
+    ran.metadata["kernelspec"] = {"display_name": KERNEL_DISPLAY_NAME, "language": "python", "name": KERNEL_NAME}
+    nbformat.write(ran, server.root_dir / name)
+    if trusted:
+        env = {**os.environ, "JUPYTER_DATA_DIR": str(server.base / "data"), "JUPYTER_PLATFORM_DIRS": "1"}
+        done = subprocess.run([str(JUPYTER), "trust", str(server.root_dir / name)], env=env, capture_output=True)
+        assert done.returncode == 0, done.stderr
+
+    nb = NotebookPage(page, server, name, THREE[:2]).open()
+    area = page.locator(".jp-OutputArea-output").first
+
+    def settled() -> str | None:
+        text = area.inner_text(timeout=5000)
+        if "Loading widget" in text:
+            return None
+        if area.locator(".splitbrain-view").count():
+            return "live view"
+        if area.locator("img").count():
+            return "picture"
+        return f"text: {text.strip()[:120]!r}"
+
+    shown = wait_for(settled, timeout=60, what="the widget output to settle")
+    state = "with" if saved_state else "without"
+    print(f"\nnote: {server.app}, {'trusted' if trusted else 'untrusted'}, {state} saved widget state: {shown}")
+    if not trusted:  # the widget view is not a safe output: the richest safe one is shown, the picture
+        assert shown == "picture"
+    elif saved_state:  # the widget manager rebuilds the model from the notebook: the page runs again
+        assert shown == "live view"
+    else:  # the widget manager says so, and shows nothing else (it does not fall back to another mimetype)
+        assert shown.startswith("text:") and "model not found" in shown
+    nb.page.close()
