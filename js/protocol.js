@@ -677,6 +677,16 @@ export function errorReplyMessage(id, viewId, code, message, hint) {
 }
 
 /**
+ * The view's picture of its page (1.8), for the notebook's saved outputs.
+ * @param {string} viewId
+ * @param {Picture} picture
+ * @returns {{kind: "picture", view_id: string, picture: Picture}}
+ */
+export function pictureMessage(viewId, picture) {
+  return { kind: "picture", view_id: viewId, picture: { png: picture.png, width: picture.width, height: picture.height } };
+}
+
+/**
  * The handshake: this view rendered and speaks PROTOCOL_VERSION; `visible` (1.6): whether the
  * notebook's page could be seen then.
  * @param {string} viewId

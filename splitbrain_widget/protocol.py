@@ -474,6 +474,15 @@ class ActMessage(BaseModel):
     name: str = Field(min_length=1, max_length=MAX_ACTION_NAME)
 
 
+class PictureMessage(BaseModel):
+    """A view's picture of its page (1.8), taken after the page settled from a change (at most once a
+    second): the kernel keeps the last one for the notebook's saved outputs."""
+
+    kind: Literal["picture"]
+    view_id: str = Field(max_length=MAX_ID)
+    picture: PictureData
+
+
 ViewMessage = (
     OkReply
     | ErrorReply
@@ -490,6 +499,7 @@ ViewMessage = (
     | SetMessage
     | CopyCodeMessage
     | ActMessage
+    | PictureMessage
 )
 
 
@@ -515,7 +525,8 @@ _view_message: TypeAdapter[ViewMessage] = TypeAdapter(
         | ApprovalMessage
         | SetMessage
         | CopyCodeMessage
-        | ActMessage,
+        | ActMessage
+        | PictureMessage,
         Field(discriminator="kind"),
     ]
 )

@@ -49,6 +49,7 @@ from .protocol import (
     CopyCodeMessage,
     ErrorCode,
     EventMessage,
+    PictureMessage,
     ProtocolError,
     ReplyMessage,
     SetMessage,
@@ -159,6 +160,7 @@ class TargetWidget(anywidget.AnyWidget):
     height = traitlets.Int(420).tag(sync=True)
     protocol_version = traitlets.Int(PROTOCOL_VERSION).tag(sync=True)
     chat_enabled = traitlets.Bool(False).tag(sync=True)
+    _snapshots = traitlets.Bool(True).tag(sync=True)  # the view takes pictures for the saved outputs (1.8)
     chat_busy = traitlets.Bool(False).tag(sync=True)
     chat_model = traitlets.Unicode("").tag(sync=True)
     transcript: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
@@ -203,6 +205,7 @@ class TargetWidget(anywidget.AnyWidget):
         self._views: ViewHost | Host = CommHost(self)
         self._ops = Operations(_WidgetSession(self), self.bridge, self._line, self._seam(), timeout=timeout)
         self._pictures = OutputPictures(self, snapshots_default() if snapshots is None else snapshots)
+        kwargs.setdefault("_snapshots", self._pictures.enabled)
         self._chat: ChatController | None = None
         self._streamer = Streamer(lambda batch: self.set_parameters(batch))
         super().__init__(height=height, approval=dict(approval or {}), **self._target_traits(loaded), **kwargs)
@@ -630,6 +633,8 @@ class TargetWidget(anywidget.AnyWidget):
             self._controller().on_copy_code()
         elif isinstance(message, ActMessage):
             self._controller().on_act(message.name)
+        elif isinstance(message, PictureMessage):
+            self._pictures.from_view(message.picture)
 
     def _visibility_changed(self, visible: bool, event: EventMessage) -> None:
         """Audit the page going to the background or coming back; when it comes back, send the
@@ -744,6 +749,7 @@ class TargetWidget(anywidget.AnyWidget):
             _live_changed()
             _kernel_tap.unregister(self._comm_id)
             self.bridge.fail_all("cancelled", "the widget was closed")
+            self._pictures.forget()
             if self._fallback is not None:
                 self._fallback.close()
 

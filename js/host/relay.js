@@ -73,6 +73,7 @@ function trace(id, hop) {
  * @property {string} chat_model
  * @property {Record<string, any>[]} transcript
  * @property {Record<string, string>} approval
+ * @property {boolean} _snapshots  whether the view takes pictures of its page for the saved outputs (1.8)
  */
 
 /** @typedef {import("@anywidget/types").AnyModel<Traits>} Model  anywidget's model of this widget */
@@ -337,12 +338,14 @@ export class Relay {
       const { state, chars } = sizedState(msg.payload);
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
-        this.answered = true;
         trace(msg.id, "state");
+        // A picture is not a call answered: a page that reloads itself after each one is still stopped
+        // (./frame.js MAX_BRIEF_LEAVES); the view asks for one on its own after every load.
         if (this.snapshots.delete(msg.id)) {
           this.replyPicture(msg.id, state, chars, msg.picture);
           return;
         }
+        this.answered = true;
         this.sendToKernel(replyMessage(msg.id, this.viewId, state));
         trace(msg.id, "out");
       } else {
@@ -352,8 +355,7 @@ export class Relay {
       const message = errorText(msg.error?.message ?? msg.error ?? "target error");
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
-        this.snapshots.delete(msg.id);
-        this.answered = true;
+        if (!this.snapshots.delete(msg.id)) this.answered = true;
         this.replyError(msg.id, "target_error", message);
       } else {
         this.errorEvent(message);

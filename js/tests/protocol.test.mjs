@@ -80,6 +80,7 @@ describe("constants", () => {
       "kernelRequest",
       "makeNonce",
       "parentMessage",
+      "pictureMessage",
       "pictureProblem",
       "readyEvent",
       "replyMessage",

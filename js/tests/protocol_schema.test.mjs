@@ -107,6 +107,7 @@ const BUILD = {
   set: (/** @type {any} */ m) => protocol.setMessage(m.values),
   copy_code: () => protocol.copyCodeMessage(),
   act: (/** @type {any} */ m) => protocol.actMessage(m.name),
+  picture: (/** @type {any} */ m) => protocol.pictureMessage(m.view_id, m.picture),
 };
 
 describe("view -> kernel", () => {

@@ -511,3 +511,17 @@ test("a picture too big to go beside the state goes without it (an empty state)"
   assert.deepEqual(toKernel.at(-1).state, {});
   assert.equal(toKernel.at(-1).picture.width, 4);
 });
+
+test("a picture is not a call answered: a page that reloads after each one stays under the brief-leave rule", () => {
+  const { relay } = setup();
+  fromTarget(relay, { type: "ready" });
+  relay.fromKernel({ kind: "request", id: "view-picture-v1-1", op: "snapshot", payload: {} });
+  fromTarget(relay, { type: "state", id: "view-picture-v1-1", payload: {}, picture: { png: "iVBORw0KGgo=", width: 4, height: 3 } });
+  assert.equal(relay.answered, false);
+  relay.fromKernel({ kind: "request", id: "p2", op: "snapshot", payload: {} });
+  fromTarget(relay, { type: "error", id: "p2", error: { code: "target_error", message: "no canvas" } });
+  assert.equal(relay.answered, false);
+  relay.fromKernel(req("r3"));
+  fromTarget(relay, { type: "state", id: "r3", payload: {} });
+  assert.equal(relay.answered, true);
+});

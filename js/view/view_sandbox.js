@@ -13,7 +13,21 @@
  * page posted and the frame has not handled yet goes with it. The view itself then answers the
  * kernel's requests with `not_ready` until the target is restarted.
  */
-import { SANDBOX_SOURCE, errorReplyMessage, isKernelRequest, makeNonce, viewOpsMessage, withLook } from "../protocol.js";
+import {
+  SANDBOX_SOURCE,
+  errorReplyMessage,
+  isKernelRequest,
+  kernelRequest,
+  makeNonce,
+  pictureProblem,
+  viewOpsMessage,
+  withLook,
+} from "../protocol.js";
+
+/** The ids of the view's own snapshot requests start with this (the kernel's start with "r"). */
+export const VIEW_PICTURE_PREFIX = "view-picture-";
+/** How long the view waits for its page's picture. */
+export const PICTURE_TIMEOUT_MS = 10_000;
 
 /** The largest batch of messages the view takes from its sandbox frame in one post. */
 const MAX_BATCH = 10_000;
@@ -26,6 +40,8 @@ const MAX_BATCH = 10_000;
  * @property {() => void} valuesChanged  the `values` trait changed
  * @property {() => void} setHeight  the `height` trait changed
  * @property {() => boolean} targetReady  whether the target said ready (and was not lost since)
+ * @property {() => Promise<import("../protocol.js").Picture | null>} snapshot  the page's picture of itself
+ *   (1.8), asked by the view itself; null when the page gave none (no canvas, a forged one, stopped)
  * @property {() => HTMLIFrameElement} iframe  the sandbox frame's element
  * @property {() => void} dispose
  */
@@ -53,6 +69,9 @@ export function mountSandbox(opts) {
   let stopped = "";
   /** @type {unknown[]} ops waiting for the frame's hello */
   let waiting = [];
+  /** the view's own snapshot requests, by id: their replies are the view's, never the kernel's */
+  const pictures = new Map();
+  let pictureCount = 0;
 
   const height = () => `${model.get("height") ?? 420}px`;
   const title = () => String(model.get("manifest")?.title ?? model.get("target_id") ?? "simulation");
@@ -133,6 +152,12 @@ export function mountSandbox(opts) {
       if (Array.isArray(data.messages)) {
         for (const msg of data.messages.slice(0, MAX_BATCH)) {
           if (typeof msg !== "object" || msg === null || typeof msg.kind !== "string") continue;
+          if (msg.kind === "reply" && pictures.has(msg.id)) {
+            const done = pictures.get(msg.id);
+            pictures.delete(msg.id);
+            done(msg.ok === true && pictureProblem(msg.picture) === null ? msg.picture : null);
+            continue;
+          }
           if (msg.kind === "event" && msg.type === "ready") ready = true;
           model.send(msg);
         }
@@ -168,6 +193,18 @@ export function mountSandbox(opts) {
       post({ op: "height", px: model.get("height") ?? 420 });
     },
     targetReady: () => ready,
+    snapshot() {
+      if (stopped || !ready) return Promise.resolve(null);
+      pictureCount += 1;
+      const id = `${VIEW_PICTURE_PREFIX}${viewId}-${pictureCount}`;
+      return new Promise((resolve) => {
+        pictures.set(id, resolve);
+        post({ op: "send", msg: kernelRequest(id, "snapshot") });
+        setTimeout(() => {
+          if (pictures.delete(id)) resolve(null); // no answer: the page is busy or gone
+        }, PICTURE_TIMEOUT_MS);
+      });
+    },
     iframe: () => frame,
     dispose() {
       stopped = "the view was removed";

@@ -7,13 +7,18 @@
  * Wire formats: docs/protocol.md. Shapes and validators: ../protocol.js.
  */
 import { PANEL_STYLE, changeWords, mountObservables, mountPanel } from "./panel.js";
-import { attachedEvent, detachedEvent, makeNonce, readyEvent, visibilityEvent } from "../protocol.js";
+import { attachedEvent, detachedEvent, makeNonce, pictureMessage, readyEvent, visibilityEvent } from "../protocol.js";
 import { SR_ONLY_STYLE, createAnnouncer } from "./announcer.js";
 import { mountSandbox } from "./view_sandbox.js";
 import { keepKeys, notebookLook, watchLook } from "./keys_and_look.js";
 
 
 /** @typedef {import("../host/relay.js").Model} Model */
+
+/** How long the page must go without a change before its picture is taken (ms). */
+export const PICTURE_SETTLE_MS = 500;
+/** The fewest ms between two pictures of one view. */
+export const PICTURE_INTERVAL_MS = 1000;
 
 const STYLE = `
 .splitbrain-view { font-family: var(--jp-ui-font-family, system-ui, sans-serif); color: var(--jp-ui-font-color1, #222);
@@ -123,6 +128,7 @@ function render({ model, el }) {
       status.dataset.status = s;
       detailEl.textContent = detail ?? (s === "loading" ? "loading…" : s);
       root.dataset.status = s;
+      if (s === "ready") schedulePicture(); // a new page (a reload, another target) is a change too
     },
   });
   const loadPage = () => sandbox.load();
@@ -145,9 +151,34 @@ function render({ model, el }) {
     if (words) announcer.say(`Changed: ${words}.`, { key: "values", onSpoken: () => (announced = now) });
     else announced = now;
   };
+  // The notebook's saved outputs keep the simulation's picture (protocol 1.8): after the page settles
+  // from a change (PICTURE_SETTLE_MS with no other), at most once every PICTURE_INTERVAL_MS, the page
+  // takes its picture and the kernel keeps it (the notebook server writes it into the output on save).
+  /** @type {ReturnType<typeof setTimeout> | null} */
+  let pictureTimer = null;
+  let lastPicture = 0;
+  const schedulePicture = () => {
+    if (!model.get("_snapshots")) return;
+    if (pictureTimer) clearTimeout(pictureTimer);
+    const wait = Math.max(PICTURE_SETTLE_MS, lastPicture + PICTURE_INTERVAL_MS - Date.now());
+    pictureTimer = setTimeout(async () => {
+      pictureTimer = null;
+      lastPicture = Date.now();
+      const picture = await sandbox.snapshot();
+      if (picture && !signal.aborted) {
+        try {
+          model.send(pictureMessage(viewId, picture));
+        } catch {
+          // the comm may be closed (the kernel restarted)
+        }
+      }
+    }, wait);
+  };
+  signal.addEventListener("abort", () => pictureTimer && clearTimeout(pictureTimer));
   const onValues = () => {
     sandbox.valuesChanged();
     announceChanges();
+    schedulePicture();
   };
   const onHeight = () => sandbox.setHeight();
   model.on("msg:custom", onCustom);

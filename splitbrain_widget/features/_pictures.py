@@ -24,7 +24,9 @@ import uuid
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from ..core._picture import Picture, SnapshotError
+from ..core._picture import Picture, PictureError, SnapshotError, picture_from
+from ..protocol import PictureData
+from . import _picture_cache
 
 if TYPE_CHECKING:
     from ..widget import TargetWidget
@@ -102,6 +104,27 @@ class OutputPictures:
             return None
         self._calls_at_picture = calls
         return self.picture
+
+    def from_view(self, data: PictureData) -> None:
+        """A notebook view's picture of its page: kept, and left for the notebook server to write into
+        the widget's outputs when the notebook is saved (``_picture_cache.py``)."""
+        widget = self._widget()
+        if widget is None or not self.enabled:
+            return
+        try:
+            self.picture = picture_from(data, alt=widget.describe())
+        except PictureError as exc:
+            log.info("a view's picture of %r was refused: %s", widget.target_id, exc)
+            return
+        bundle = widget._output_bundle()
+        if bundle is not None:
+            _picture_cache.write(widget._comm_id, bundle[0])
+
+    def forget(self) -> None:
+        """The widget was closed: its kept picture goes."""
+        widget = self._widget()
+        if widget is not None:
+            _picture_cache.remove(widget._comm_id)
 
     def bundle(self) -> dict[str, str]:
         """What the last picture adds to an output's bundle (nothing without one, or when off)."""

@@ -377,12 +377,12 @@ var Relay = class {
       const { state, chars } = sizedState(msg.payload);
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
-        this.answered = true;
         trace(msg.id, "state");
         if (this.snapshots.delete(msg.id)) {
           this.replyPicture(msg.id, state, chars, msg.picture);
           return;
         }
+        this.answered = true;
         this.sendToKernel(replyMessage(msg.id, this.viewId, state));
         trace(msg.id, "out");
       } else {
@@ -392,8 +392,7 @@ var Relay = class {
       const message = errorText(msg.error?.message ?? msg.error ?? "target error");
       if (typeof msg.id === "string") {
         if (!this.outstanding.delete(msg.id)) return;
-        this.snapshots.delete(msg.id);
-        this.answered = true;
+        if (!this.snapshots.delete(msg.id)) this.answered = true;
         this.replyError(msg.id, "target_error", message);
       } else {
         this.errorEvent(message);

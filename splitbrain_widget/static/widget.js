@@ -14,6 +14,7 @@ function withLook(html, look) {
 }
 var MAX_CODE_TEXT = 2e5;
 var MAX_ACTION_NAME = 200;
+var MAX_PICTURE_SIDE = 1024;
 var MAX_PICTURE_BYTES = 512 * 1024;
 var MAX_PICTURE_BASE64 = 4 * Math.ceil(MAX_PICTURE_BYTES / 3);
 var REQUEST_OPS = /* @__PURE__ */ new Set(["apply", "reset", "state", "action", "snapshot"]);
@@ -26,6 +27,21 @@ function makeNonce() {
   const bytes = new Uint8Array(16);
   globalThis.crypto.getRandomValues(bytes);
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+function pictureProblem(picture) {
+  if (!isPlainObject(picture)) return "the picture is not an object {png, width, height}";
+  const { png, width, height } = picture;
+  if (typeof png !== "string" || png === "") return "the picture has no png";
+  if (png.length > MAX_PICTURE_BASE64) return `the picture's PNG is more than ${MAX_PICTURE_BYTES} bytes`;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(png)) return "the picture's png is not base64";
+  for (const side of [width, height]) {
+    if (!Number.isInteger(side) || /** @type {number} */
+    side < 1 || /** @type {number} */
+    side > MAX_PICTURE_SIDE) {
+      return `the picture's width and height must be whole numbers of 1 to ${MAX_PICTURE_SIDE} pixels`;
+    }
+  }
+  return null;
 }
 function isActionName(name) {
   if (typeof name !== "string" || name === "") return false;
@@ -79,9 +95,15 @@ function isCodeMessage(msg) {
   if (!isPlainObject(msg) || msg.kind !== "code" || !isString(msg.text)) return false;
   return msg.text.length <= MAX_CODE_TEXT || codePoints(msg.text) <= MAX_CODE_TEXT;
 }
+function kernelRequest(id, op, payload = {}) {
+  return { kind: "request", id, op, payload };
+}
 function errorReplyMessage(id, viewId, code, message, hint) {
   const error = hint === void 0 ? { code, message } : { code, message, hint };
   return { kind: "reply", id, view_id: viewId, ok: false, error };
+}
+function pictureMessage(viewId, picture) {
+  return { kind: "picture", view_id: viewId, picture: { png: picture.png, width: picture.width, height: picture.height } };
 }
 function attachedEvent(viewId, userAgent, visible) {
   const payload = { protocol: PROTOCOL_VERSION };
@@ -1136,6 +1158,8 @@ function createAnnouncer(parent) {
 }
 
 // view/view_sandbox.js
+var VIEW_PICTURE_PREFIX = "view-picture-";
+var PICTURE_TIMEOUT_MS = 1e4;
 var MAX_BATCH = 1e4;
 function mountSandbox(opts) {
   const { model, viewId } = opts;
@@ -1146,6 +1170,8 @@ function mountSandbox(opts) {
   let ready = false;
   let stopped = "";
   let waiting = [];
+  const pictures = /* @__PURE__ */ new Map();
+  let pictureCount = 0;
   const height = () => `${model.get("height") ?? 420}px`;
   const title = () => String(model.get("manifest")?.title ?? model.get("target_id") ?? "simulation");
   const page = () => withLook(model.get("_html") ?? "", opts.look?.() ?? {});
@@ -1216,6 +1242,12 @@ function mountSandbox(opts) {
       if (Array.isArray(data.messages)) {
         for (const msg of data.messages.slice(0, MAX_BATCH)) {
           if (typeof msg !== "object" || msg === null || typeof msg.kind !== "string") continue;
+          if (msg.kind === "reply" && pictures.has(msg.id)) {
+            const done = pictures.get(msg.id);
+            pictures.delete(msg.id);
+            done(msg.ok === true && pictureProblem(msg.picture) === null ? msg.picture : null);
+            continue;
+          }
           if (msg.kind === "event" && msg.type === "ready") ready = true;
           model.send(msg);
         }
@@ -1255,6 +1287,18 @@ function mountSandbox(opts) {
       post({ op: "height", px: model.get("height") ?? 420 });
     },
     targetReady: () => ready,
+    snapshot() {
+      if (stopped || !ready) return Promise.resolve(null);
+      pictureCount += 1;
+      const id = `${VIEW_PICTURE_PREFIX}${viewId}-${pictureCount}`;
+      return new Promise((resolve) => {
+        pictures.set(id, resolve);
+        post({ op: "send", msg: kernelRequest(id, "snapshot") });
+        setTimeout(() => {
+          if (pictures.delete(id)) resolve(null);
+        }, PICTURE_TIMEOUT_MS);
+      });
+    },
     iframe: () => frame,
     dispose() {
       stopped = "the view was removed";
@@ -1327,6 +1371,8 @@ function watchLook(doc, signal, onChange) {
 }
 
 // view/widget.js
+var PICTURE_SETTLE_MS = 500;
+var PICTURE_INTERVAL_MS = 1e3;
 var STYLE = `
 .splitbrain-view { font-family: var(--jp-ui-font-family, system-ui, sans-serif); color: var(--jp-ui-font-color1, #222);
   border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; overflow: hidden; background: var(--jp-layout-color1, #fff); }
@@ -1429,6 +1475,7 @@ function render({ model, el }) {
       status.dataset.status = s;
       detailEl.textContent = detail ?? (s === "loading" ? "loading…" : s);
       root.dataset.status = s;
+      if (s === "ready") schedulePicture();
     }
   });
   const loadPage = () => sandbox.load();
@@ -1449,9 +1496,29 @@ function render({ model, el }) {
     if (words) announcer.say(`Changed: ${words}.`, { key: "values", onSpoken: () => announced = now });
     else announced = now;
   };
+  let pictureTimer = null;
+  let lastPicture = 0;
+  const schedulePicture = () => {
+    if (!model.get("_snapshots")) return;
+    if (pictureTimer) clearTimeout(pictureTimer);
+    const wait = Math.max(PICTURE_SETTLE_MS, lastPicture + PICTURE_INTERVAL_MS - Date.now());
+    pictureTimer = setTimeout(async () => {
+      pictureTimer = null;
+      lastPicture = Date.now();
+      const picture = await sandbox.snapshot();
+      if (picture && !signal.aborted) {
+        try {
+          model.send(pictureMessage(viewId, picture));
+        } catch {
+        }
+      }
+    }, wait);
+  };
+  signal.addEventListener("abort", () => pictureTimer && clearTimeout(pictureTimer));
   const onValues = () => {
     sandbox.valuesChanged();
     announceChanges();
+    schedulePicture();
   };
   const onHeight = () => sandbox.setHeight();
   model.on("msg:custom", onCustom);
@@ -1510,5 +1577,7 @@ function render({ model, el }) {
 }
 var widget_default = { render };
 export {
+  PICTURE_INTERVAL_MS,
+  PICTURE_SETTLE_MS,
   widget_default as default
 };

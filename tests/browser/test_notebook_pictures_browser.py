@@ -30,6 +30,7 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 JUPYTER = Path(sys.executable).parent / "jupyter"
 PNG_URL = "data:image/png;base64,"
+WIDGET_VIEW_KEY = "application/vnd.jupyter.widget-view+json"
 THREE = [
     "import splitbrain_widget as sb\na = sb.TargetWidget('bouncer')\na",
     "a.set_parameters({'color': 'red', 'size': 40})",
@@ -252,3 +253,42 @@ def test_what_a_reopened_notebook_shows_for_a_widget_output(
     else:  # the widget manager says so, and shows nothing else (it does not fall back to another mimetype)
         assert shown.startswith("text:") and "model not found" in shown
     nb.page.close()
+
+
+LIVE = [
+    "import splitbrain_widget as sb\nsim = sb.TargetWidget('bouncer')\nsim",
+    "sim.set_parameters({'speed': 0, 'color': 'red', 'size': 40})",
+]
+TOLERANCE = 12  # the mean difference per channel (0-255) between the saved picture and the live frame
+
+
+def test_a_live_notebook_saved_after_a_change_keeps_the_picture_of_its_frame(open_notebook: Any, server: Any) -> None:
+    from PIL import Image, ImageChops, ImageStat
+
+    nb = open_notebook(LIVE)
+    nb.run_all()
+    nb.wait_view(0)
+    # the kernel keeps the view's picture once the page settled from the change; the server writes it
+    # into the output when the notebook is saved
+    saved_picture: dict[str, bytes] = {}
+
+    def saved_red() -> bool:
+        nb.save()
+        source = nbformat.read(server.root_dir / nb.name, as_version=4)
+        data = source.cells[0].outputs[0]["data"]
+        if "image/png" not in data:
+            return False
+        png = base64.b64decode(data["image/png"])
+        saved_picture["png"] = png
+        return reddish(png) and data[SIMULATION_MIME]["values"]["display.color"] == "red"
+
+    wait_for(saved_red, timeout=30, what="the saved notebook to hold the picture of the red ball")
+    source = nbformat.read(server.root_dir / nb.name, as_version=4)
+    data = source.cells[0].outputs[0]["data"]
+    assert 'alt="Bouncing ball. Set: speed 0 m/s, color red, size 40 px' in data["text/html"]
+    assert WIDGET_VIEW_KEY in data  # the live view stays the output, the picture is beside it
+    saved = Image.open(io.BytesIO(saved_picture["png"])).convert("RGB")
+    live = Image.open(io.BytesIO(nb.target_iframe(0).screenshot())).convert("RGB").resize(saved.size)
+    difference = ImageStat.Stat(ImageChops.difference(saved, live)).mean
+    print(f"\nnote: {server.app}: saved picture {saved.size} vs the live frame: mean difference {difference}")
+    assert max(difference) < TOLERANCE
