@@ -1,6 +1,6 @@
 """A Jupyter server extension that sets TCP_NODELAY on kernel websockets, and saves widgets' pictures.
 
-The second is ``_save_pictures.py``: a pre-save hook that puts each widget's last picture into its
+The second is ``features/_save_pictures.py``: a pre-save hook that puts each widget's last picture into its
 outputs when a notebook is saved (``SPLITBRAIN_SNAPSHOTS=0`` turns it off).
 
 jupyter_server never sets TCP_NODELAY on the kernel websocket, so after the first small frame of
@@ -44,7 +44,7 @@ def patch_kernel_websocket(handler: Any = None) -> bool:
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     if os.environ.get("SPLITBRAIN_SNAPSHOTS", "1").strip().lower() not in ("0", "false", "no", "off"):
-        from ._save_pictures import register
+        from .features._save_pictures import register
 
         if register(serverapp):
             serverapp.log.info("splitbrain_widget: widgets' pictures saved in their outputs")

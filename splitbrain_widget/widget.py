@@ -49,6 +49,7 @@ from .protocol import (
     CopyCodeMessage,
     ErrorCode,
     EventMessage,
+    PictureData,
     PictureMessage,
     ProtocolError,
     ReplyMessage,
@@ -282,12 +283,37 @@ class TargetWidget(anywidget.AnyWidget):
         return self._picture(self._ops.run_blocking("snapshot", {}, self._ops.snapshot(timeout)))
 
     def _picture(self, result: ToolResult) -> Picture:
+        if not result.ok and self._draws_no_canvas(result) and self.can_advance:
+            return self._screenshot(result)  # a page drawn in HTML, on a headless page: Chromium's picture
         if not result.ok or result.picture is None:
             raise SnapshotError(f"no picture of {self.target.id!r}: {result}", result)
         try:
             return picture_from(result.picture, alt=self.describe())
         except PictureError as exc:
             raise SnapshotError(f"no picture of {self.target.id!r}: the page's {exc}") from None
+
+    @staticmethod
+    def _draws_no_canvas(result: ToolResult) -> bool:
+        return (
+            result.error is not None
+            and result.error.code == "target_error"
+            and "draws no canvas" in result.error.message
+        )
+
+    def _screenshot(self, result: ToolResult) -> Picture:
+        """Chromium's picture of the headless page's frame, checked as a page's picture is."""
+        import base64
+
+        from .core._picture import png_size
+        from .hosts._headless_engine import HeadlessError
+
+        try:
+            png = self._headless_page().screenshot()
+            width, height = png_size(png)
+            data = PictureData(png=base64.b64encode(png).decode("ascii"), width=width, height=height)
+            return picture_from(data, alt=self.describe())
+        except (HeadlessError, PictureError, ValueError) as exc:
+            raise SnapshotError(f"no picture of {self.target.id!r}: {result}; Chromium's: {exc}", result) from None
 
     def describe(self) -> str:
         """The simulation in words: the target's title, every parameter's value and each observable the

@@ -1,6 +1,6 @@
 """The saved notebook's pictures of live widgets (#42): what the kernel keeps for the notebook server
 (``features/_picture_cache.py``) and the server's pre-save hook that writes it into the outputs
-(``_save_pictures.py``). tests/browser/test_notebook_pictures_browser.py runs both in JupyterLab and
+(``features/_save_pictures.py``). tests/browser/test_notebook_pictures_browser.py runs both in JupyterLab and
 Notebook 7."""
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from splitbrain_widget import _save_pictures
-from splitbrain_widget.features import _picture_cache
+from splitbrain_widget.features import _picture_cache, _save_pictures
 
 VIEW = "application/vnd.jupyter.widget-view+json"
 KEPT = {

@@ -116,13 +116,27 @@ def target(tmp_path: Path, body: str) -> Path:
     return page
 
 
+WORDS_ONLY = "document.body.style.background = 'rgb(200, 30, 30)'; document.body.append('words only');"
+
+
 @browser
-def test_a_page_with_no_canvas_says_so(engine: None, tmp_path: Path) -> None:
-    with (
-        HeadlessTarget(target(tmp_path, "document.body.append('words only');")) as sim,
-        pytest.raises(sb.SnapshotError, match=r"draws no canvas .* SplitBrain\.onSnapshot"),
-    ):
-        sim.snapshot()
+def test_a_page_with_no_canvas_says_so_and_a_headless_page_gets_chromium_s_picture(
+    engine: None, tmp_path: Path
+) -> None:
+    with HeadlessTarget(target(tmp_path, WORDS_ONLY)) as sim:
+        own = sim._ops.run_blocking("snapshot", {}, sim._ops.snapshot(10), audit=False)
+        picture = sim.snapshot()
+        size = sim._headless_page()._frame_evaluate("() => [innerWidth, innerHeight]")
+    assert not own.ok and own.error is not None
+    assert "draws no canvas" in own.error.message and "SplitBrain.onSnapshot" in own.error.message
+    assert [picture.width, picture.height] == size
+    assert any(r > 150 and g < 60 and b < 60 for _, (r, g, b) in pixels(picture).getcolors(1 << 16) or [])
+
+
+def test_a_widget_with_no_view_has_no_picture_and_says_why() -> None:
+    sim = sb.TargetWidget("bouncer", headless=False)
+    with pytest.raises(sb.SnapshotError, match="no_view"):
+        sim.snapshot(timeout=0.5)
 
 
 @browser

@@ -3,7 +3,7 @@
 A frontend re-renders a widget output whose data changes (the page would restart), so a live
 notebook's picture cannot be updated in place from the kernel. The view sends its picture to the
 kernel instead (protocol 1.8, ``picture``), the kernel writes what the widget's outputs should carry
-here, one file per widget, and the notebook server's pre-save hook (``_save_pictures.py``) puts it into
+here, one file per widget, and the notebook server's pre-save hook (``features/_save_pictures.py``) puts it into
 every output of that widget when the notebook is saved. The folder is the Jupyter runtime directory's,
 which a notebook server and the kernels it starts share on one machine.
 """

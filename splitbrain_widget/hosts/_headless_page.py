@@ -257,6 +257,21 @@ class HeadlessPage:
 
         return self._engine.submit(evaluate()).result(timeout=timeout)
 
+    def screenshot(self, timeout: float = 30.0) -> bytes:
+        """Chromium's PNG of the target's frame as it shows (a page that draws no canvas has no picture
+        of its own): the frame's CSS pixels at a device pixel ratio of 1."""
+
+        async def shoot() -> bytes:
+            await self._hosted.wait()
+            if self._host is None:
+                raise HeadlessError("not_ready", "the headless page has no host page")
+            element = await self._host.page.query_selector("iframe[data-splitbrain-target]")
+            if element is None:
+                raise HeadlessError("not_ready", "the headless page holds no target frame")
+            return bytes(await element.screenshot(type="png", animations="allow", timeout=timeout * 1000))
+
+        return bytes(self._engine.submit(shoot()).result(timeout=timeout))
+
     def _frame_evaluate(self, expression: str, frame_name: str | None = None, timeout: float = 30.0) -> Any:
         """For tests and debugging: evaluate ``expression`` in the target's frame, or in the host page's
         frame named ``frame_name`` (Playwright's frame API; the host page itself cannot reach either)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .features import _picture_cache
+from . import _picture_cache
 
 log = logging.getLogger("splitbrain_widget.save_pictures")
 
