@@ -248,3 +248,34 @@ def test_a_headless_widget_is_displayed_with_its_picture_and_a_display_id(engine
         assert len(sim.audit) == 0  # the picture is the package's own call, not the user's
     finally:
         sim.close()
+
+
+AGENT_WIRES = [("openai", False), ("openai", True), ("anthropic", True), ("gemini", False)]
+
+
+@browser
+@pytest.mark.parametrize(("provider", "stream"), AGENT_WIRES)
+def test_an_agent_with_vision_is_shown_the_page_s_picture(engine: None, fake: Any, provider: str, stream: bool) -> None:
+    from .fake_providers import call, make_agent, say
+
+    server = fake(provider).script(call("snapshot", {}), say("A red ball."))
+    with HeadlessTarget("bouncer") as sim:
+        sim.set_parameters({"color": "red"})
+        picture = sim.snapshot()
+        seen = make_agent(sim, server, stream=stream, vision=True).ask("what does it look like?")
+        blind = make_agent(sim, fake(provider).script(say("I cannot see it.")), stream=stream)
+        blind.ask("what does it look like?")
+    assert seen.text == "A red ball." and [c.name for c in seen.tool_calls] == ["snapshot"]
+    assert seen.tool_calls[0].ok and "image" not in seen.tool_calls[0].result  # the picture is the model's
+    assert "snapshot" in server.tools(0)
+    sent = json.dumps(server.model_requests[1].body)
+    png = bytes(picture)  # the PNG went to the model as an image (Gemini's in URL-safe base64)
+    assert any(b[:200].decode() in sent for b in (base64.b64encode(png), base64.urlsafe_b64encode(png)))
+    assert "color red" in sent  # and the page in words beside it
+    assert "snapshot" not in blind_tools(blind)
+
+
+def blind_tools(agent: Any) -> set[str]:
+    from splitbrain_widget.agent._tools import tool_specs
+
+    return {s.name for s in tool_specs(agent._runtime.state.scope())}

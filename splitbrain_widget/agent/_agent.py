@@ -108,6 +108,9 @@ class Agent:
         run_timeout: seconds one whole answer may take, tool calls and retry waits included (300);
             past it the answer ends with ``stopped="deadline: ..."`` and says what was done.
             None lifts any of these bounds.
+        vision: offer the ``snapshot`` tool, which shows the model the page's picture (a model that
+            takes images: GPT-4o, Claude, Gemini). Off by default: the offline planner and text-only
+            local models take no images.
 
     Every call an answer makes is audited with the request as its source (``sim.audit[-1].source``
     is ``"agent: <text>"``, or ``"chat: <message>"`` from the chat panel) and this agent's
@@ -134,6 +137,7 @@ class Agent:
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT_S,
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT_S,
         run_timeout: float | None = DEFAULT_RUN_TIMEOUT_S,
+        vision: bool = False,
     ) -> None:
         from ._budget import Bounds
         from ._runtime import Runtime  # pydantic-ai is imported here, not with the package
@@ -166,6 +170,7 @@ class Agent:
             bounds=Bounds(
                 int(max_tokens) if max_tokens is not None else None, request_timeout, idle_timeout, run_timeout
             ),
+            vision=bool(vision),
         )
         self.usage = Usage()
         self._lock = threading.Lock()

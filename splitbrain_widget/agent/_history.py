@@ -57,8 +57,13 @@ def overhead_tokens(params: ModelRequestParameters, chars_per_token: float = CHA
     return int(chars / chars_per_token)
 
 
+IMAGE_CHARS = 4 * 1_600  # what a picture counts as (a model's image tokens, about 1,600 at most)
+
+
 def _text(part: object) -> str:
     content = getattr(part, "content", None) or getattr(part, "args", None) or ""
+    if isinstance(content, list):  # a user part with a picture (``snapshot``): its bytes are no text
+        return "".join(c if isinstance(c, str) else "x" * IMAGE_CHARS for c in content)
     return content if isinstance(content, str) else json.dumps(content, default=str)
 
 
@@ -83,10 +88,14 @@ def compact(
     limit = min(COMPACT_AT * window, window - reserve)
     if not force and overhead + estimate_tokens(messages, chars_per_token) < limit:
         return None
+    # a user turn starts at a request with the person's words; a tool's picture (a user part beside its
+    # tool return) is no turn: a cut there would leave the return without its call
     starts = [
         i
         for i, m in enumerate(messages)
-        if isinstance(m, ModelRequest) and any(isinstance(p, UserPromptPart) for p in m.parts)
+        if isinstance(m, ModelRequest)
+        and any(isinstance(p, UserPromptPart) for p in m.parts)
+        and not any(isinstance(p, ToolReturnPart) for p in m.parts)
     ]
     if len(starts) <= keep_turns:
         return None

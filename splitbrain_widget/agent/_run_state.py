@@ -56,6 +56,7 @@ class RunState:
     retries_this_step: int = 0
     chain: StickyChain | None = None
     compactions: int = 0
+    vision: bool = False  # the model is offered ``snapshot``: it takes images
     window: int = DEFAULT_WINDOW
     chars_per_token: float = CHARS_PER_TOKEN  # lowered when a server counts more tokens than the estimate
     reserve: int = 0  # tokens kept free for the answer (the output cap)
@@ -76,7 +77,9 @@ class RunState:
         return tuple(self.book.usable(self.sim.target))
 
     def scope(self) -> Scope:
-        return Scope(self.sim.schema, _target_ids(self.sim), self.skills(), clock=self.sim.can_advance)
+        return Scope(
+            self.sim.schema, _target_ids(self.sim), self.skills(), clock=self.sim.can_advance, pictures=self.vision
+        )
 
     def planner_context(self) -> planner.PlannerContext:
         from ..manifest.registry import list_targets

@@ -80,12 +80,14 @@ class Runtime:
         stream: bool = True,
         skills: Sequence[Skill] = (),
         bounds: Bounds | None = None,
+        vision: bool = False,
     ) -> None:
         self.sim = sim
         self.bounds = bounds or Bounds()
         self.stream = stream
         self.loop_limits = loop_limits or LoopLimits()
         self.state = RunState(sim, lambda e: None, self.loop_limits, max_retries, tuple(backoff))
+        self.state.vision = vision
         self.state.book = SkillBook(skills)
         self.state.book.for_target(sim.target)  # a malformed skill of the active target fails here, naming its file
         # base_url and api_key belong to the primary; fallbacks bring their own (objects, or keys from the env)

@@ -124,8 +124,12 @@ class GuardedToolset(WrapperToolset[Any]):
             state.tool_calls.append(ToolCallRecord(name, tool_args, payload, ok=False))
             state.emit(ToolCallFinished(call_id, name, tool_args, payload, ok=False, label=label))
             raise
+        image = payload.get("image") if isinstance(payload, dict) else None
+        if image is not None:  # a picture (``snapshot``): shown to the model, never in the events or records
+            payload = {k: v for k, v in payload.items() if k != "image"}
         state.loops.record(name, tool_args, bool(payload.get("ok")), payload)
-        return self._finish(call_id, name, tool_args, payload)
+        result = self._finish(call_id, name, tool_args, payload)
+        return result if image is None else with_picture(result, image)
 
     def _finish(self, call_id: str, name: str, args: dict[str, Any], payload: dict[str, Any]) -> Any:
         assert self.state is not None
@@ -135,6 +139,16 @@ class GuardedToolset(WrapperToolset[Any]):
         if not ok:
             raise ToolFailed(failure_text(payload))
         return payload
+
+
+def with_picture(payload: dict[str, Any], image: dict[str, Any]) -> Any:
+    """The result the model reads, with the page's picture beside it as image content."""
+    import base64
+
+    from pydantic_ai import BinaryContent, ToolReturn
+
+    picture = BinaryContent(base64.b64decode(image["data"]), media_type=str(image["mime_type"]))
+    return ToolReturn(return_value=payload, content=["The page's picture:", picture])
 
 
 def toolset(state: RunState) -> GuardedToolset:

@@ -163,13 +163,32 @@ def check_live(page: Any, html_path: Path, expected: list[dict[str, Any]]) -> No
         assert held == values
 
 
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory: pytest.TempPathFactory) -> dict[bool, Path]:
+    """The three widgets' notebook executed headless, with the widget state saved (nbclient's default)
+    and without: run once for the tests below."""
+    folder = tmp_path_factory.mktemp("executed")
+    source = notebook(folder, THREE)
+    nbconvert("--execute", "--to", "notebook", "--output", "ran-state.ipynb", source.name, cwd=folder)
+    nbconvert(
+        "--execute",
+        "--to",
+        "notebook",
+        "--ExecutePreprocessor.store_widget_state=False",
+        "--output",
+        "ran-no-state.ipynb",
+        source.name,
+        cwd=folder,
+    )
+    return {True: folder / "ran-state.ipynb", False: folder / "ran-no-state.ipynb"}
+
+
 def test_executed_and_exported_every_widget_output_is_a_live_page(
-    offline_page: tuple[Any, list[str]], tmp_path: Path
+    offline_page: tuple[Any, list[str]], tmp_path: Path, executed: dict[bool, Path]
 ) -> None:
     page, refused = offline_page
-    source = notebook(tmp_path, THREE)
-    nbconvert("--execute", "--to", "notebook", "--output", "ran.ipynb", source.name, cwd=tmp_path)
     ran = tmp_path / "ran.ipynb"
+    ran.write_bytes(executed[True].read_bytes())
     nbconvert("--to", "splitbrain", ran.name, cwd=tmp_path)
     expected = saved_values(ran)
     assert [v["display.color"] for v in (expected[0], expected[2])] == ["red", "seagreen"]
@@ -212,17 +231,12 @@ def test_the_exporter_makes_every_example_notebook_s_simulations_live(
 @pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
 @pytest.mark.parametrize("saved_state", [False, True], ids=["no-widget-state", "widget-state"])
 def test_what_a_reopened_notebook_shows_for_a_widget_output(
-    page: Any, server: Any, tmp_path: Path, saved_state: bool, trusted: bool
+    page: Any, server: Any, saved_state: bool, trusted: bool, executed: dict[bool, Path]
 ) -> None:
-    source = notebook(tmp_path, THREE[:2])
-    args = ["--execute", "--to", "notebook", "--output", "ran.ipynb", source.name]
-    if not saved_state:
-        args.insert(3, "--ExecutePreprocessor.store_widget_state=False")
-    nbconvert(*args, cwd=tmp_path)
     from .harness import KERNEL_DISPLAY_NAME, KERNEL_NAME, NotebookPage
 
     name = f"reopened-{saved_state}-{trusted}-{os.getpid()}.ipynb"
-    ran = nbformat.read(tmp_path / "ran.ipynb", as_version=4)
+    ran = nbformat.read(executed[saved_state], as_version=4)
     ran.metadata["kernelspec"] = {"display_name": KERNEL_DISPLAY_NAME, "language": "python", "name": KERNEL_NAME}
     nbformat.write(ran, server.root_dir / name)
     if trusted:
@@ -230,7 +244,7 @@ def test_what_a_reopened_notebook_shows_for_a_widget_output(
         done = subprocess.run([str(JUPYTER), "trust", str(server.root_dir / name)], env=env, capture_output=True)
         assert done.returncode == 0, done.stderr
 
-    nb = NotebookPage(page, server, name, THREE[:2]).open()
+    nb = NotebookPage(page, server, name, THREE).open()
     area = page.locator(".jp-OutputArea-output").first
 
     def settled() -> str | None:
