@@ -43,7 +43,9 @@ def patch_kernel_websocket(handler: Any = None) -> bool:
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    if os.environ.get("SPLITBRAIN_SNAPSHOTS", "1").strip().lower() not in ("0", "false", "no", "off"):
+    from .features._pictures import snapshots_default
+
+    if snapshots_default():
         from .features._save_pictures import register
 
         if register(serverapp):

@@ -30,7 +30,7 @@ from .core._bridge import Bridge
 from .core._call_line import CallLine
 from .core._echo import EchoThrottle
 from .core._operations import NO_VIEW_MESSAGE, Operations
-from .core._picture import Picture, PictureError, SnapshotError, picture_from
+from .core._picture import Picture, PictureError, SnapshotError, checked_picture, picture_from
 from .core._seam import Host, ViewHost, as_host
 from .core._stream import Streamer, StreamStats
 from .features import _describe, _export, _seek
@@ -49,7 +49,6 @@ from .protocol import (
     CopyCodeMessage,
     ErrorCode,
     EventMessage,
-    PictureData,
     PictureMessage,
     ProtocolError,
     ReplyMessage,
@@ -302,17 +301,11 @@ class TargetWidget(anywidget.AnyWidget):
 
     def _screenshot(self, result: ToolResult) -> Picture:
         """Chromium's picture of the headless page's frame, checked as a page's picture is."""
-        import base64
-
-        from .core._picture import png_size
         from .hosts._headless_engine import HeadlessError
 
         try:
-            png = self._headless_page().screenshot()
-            width, height = png_size(png)
-            data = PictureData(png=base64.b64encode(png).decode("ascii"), width=width, height=height)
-            return picture_from(data, alt=self.describe())
-        except (HeadlessError, PictureError, ValueError) as exc:
+            return checked_picture(self._headless_page().screenshot(), alt=self.describe())
+        except (HeadlessError, PictureError) as exc:
             raise SnapshotError(f"no picture of {self.target.id!r}: {result}; Chromium's: {exc}", result) from None
 
     def describe(self) -> str:

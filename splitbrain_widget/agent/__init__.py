@@ -22,7 +22,7 @@ from ._models import ModelSetupError
 from ._schema import PAGE_DATA_NOTE
 from ._serve import Caller, offers, run_tool, scope_of, specs_for
 from ._skills import Skill, SkillError
-from ._tools import TOOLS, Scope, ToolSpec, tool_specs
+from ._tools import TOOLS, Scope, ToolSpec, split_picture, tool_specs
 
 __all__ = [
     "PAGE_DATA_NOTE",
@@ -50,5 +50,6 @@ __all__ = [
     "run_tool",
     "scope_of",
     "specs_for",
+    "split_picture",
     "tool_specs",
 ]

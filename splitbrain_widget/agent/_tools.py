@@ -17,9 +17,11 @@ from ._schema import MAX_PAGE_DATA_CHARS, PAGE_DATA_NOTE, parameter_schema
 from ._skills import SKILL_NOTE, Skill
 
 if TYPE_CHECKING:
+    from ..core._picture import Picture
     from ..widget import TargetWidget
 
 NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+PICTURE_KEY = "image"  # where a tool's result holds its picture, taken out before anything else reads it
 STORED_CHUNK_CHARS = 4_000
 
 
@@ -160,8 +162,17 @@ async def _snapshot(ctx: ToolContext, _args: dict[str, Any]) -> ToolResult | dic
         "ok": True,
         "message": f"a picture of the page, {picture.width}x{picture.height} pixels",
         "alt": picture.alt,
-        "image": {"mime_type": "image/png", "data": picture.data_url().split(",", 1)[1]},
+        PICTURE_KEY: picture,
     }
+
+
+def split_picture(payload: Any) -> tuple[Any, Picture | None]:
+    """A tool's result without its picture (the ``snapshot`` tool's, which an MCP server sends as image
+    content and the agent shows its model), and the picture; ``(payload, None)`` for any other result."""
+    picture = payload.get(PICTURE_KEY) if isinstance(payload, dict) else None
+    if picture is None:
+        return payload, None
+    return {k: v for k, v in payload.items() if k != PICTURE_KEY}, picture
 
 
 async def _select_target(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:

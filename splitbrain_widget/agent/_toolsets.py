@@ -21,9 +21,10 @@ from ..protocol import ToolResult
 from . import _approval
 from ._events import ToolCallFinished, ToolCallProgress, ToolCallStarted
 from ._run_state import RunState, RunStopped, ToolCallRecord
-from ._tools import BY_NAME, ToolContext, call_label, execute, for_model, tool_specs
+from ._tools import BY_NAME, ToolContext, call_label, execute, for_model, split_picture, tool_specs
 
 if TYPE_CHECKING:
+    from ..core._picture import Picture
     from ..widget import TargetWidget
 
 TRUNCATED_MESSAGE = (
@@ -124,12 +125,11 @@ class GuardedToolset(WrapperToolset[Any]):
             state.tool_calls.append(ToolCallRecord(name, tool_args, payload, ok=False))
             state.emit(ToolCallFinished(call_id, name, tool_args, payload, ok=False, label=label))
             raise
-        image = payload.get("image") if isinstance(payload, dict) else None
-        if image is not None:  # a picture (``snapshot``): shown to the model, never in the events or records
-            payload = {k: v for k, v in payload.items() if k != "image"}
+        # a picture (``snapshot``): shown to the model, never in the events or records
+        payload, picture = split_picture(payload)
         state.loops.record(name, tool_args, bool(payload.get("ok")), payload)
         result = self._finish(call_id, name, tool_args, payload)
-        return result if image is None else with_picture(result, image)
+        return result if picture is None else with_picture(result, picture)
 
     def _finish(self, call_id: str, name: str, args: dict[str, Any], payload: dict[str, Any]) -> Any:
         assert self.state is not None
@@ -141,14 +141,12 @@ class GuardedToolset(WrapperToolset[Any]):
         return payload
 
 
-def with_picture(payload: dict[str, Any], image: dict[str, Any]) -> Any:
+def with_picture(payload: dict[str, Any], picture: Picture) -> Any:
     """The result the model reads, with the page's picture beside it as image content."""
-    import base64
-
     from pydantic_ai import BinaryContent, ToolReturn
 
-    picture = BinaryContent(base64.b64decode(image["data"]), media_type=str(image["mime_type"]))
-    return ToolReturn(return_value=payload, content=["The page's picture:", picture])
+    image = BinaryContent(bytes(picture), media_type="image/png")
+    return ToolReturn(return_value=payload, content=["The page's picture:", image])
 
 
 def toolset(state: RunState) -> GuardedToolset:

@@ -51,9 +51,13 @@ class Picture(bytes):
     def __repr__(self) -> str:
         return f"<Picture {self.width}x{self.height} PNG, {len(self):,} bytes>"
 
+    def base64(self) -> str:
+        """The PNG in base64 (as a notebook output's ``image/png`` and an MCP image carry it)."""
+        return base64.b64encode(self).decode("ascii")
+
     def data_url(self) -> str:
         """The picture as a ``data:image/png;base64,...`` URL."""
-        return "data:image/png;base64," + base64.b64encode(self).decode("ascii")
+        return "data:image/png;base64," + self.base64()
 
     def save(self, path: str | Path) -> Path:
         """Write the PNG to ``path``; returns the path."""
@@ -76,11 +80,17 @@ def picture_from(data: PictureData, alt: str = "") -> Picture:
         raw = base64.b64decode(data.png, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise PictureError(f"the picture is not base64: {exc}") from None
+    return checked_picture(raw, alt, claimed=(data.width, data.height))
+
+
+def checked_picture(raw: bytes, alt: str = "", claimed: tuple[int, int] | None = None) -> Picture:
+    """``raw`` as a :class:`Picture` once checked: a PNG, of the size ``claimed`` where a size was
+    claimed, within the bounds (a page's reply, or Chromium's screenshot)."""
     if len(raw) > MAX_PICTURE_BYTES:
         raise PictureError(f"the picture has {len(raw):,} bytes, more than {MAX_PICTURE_BYTES:,}")
     width, height = png_size(raw)
-    if (width, height) != (data.width, data.height):
-        raise PictureError(f"the PNG is {width}x{height}, the reply says {data.width}x{data.height}")
+    if claimed is not None and (width, height) != claimed:
+        raise PictureError(f"the PNG is {width}x{height}, the reply says {claimed[0]}x{claimed[1]}")
     if max(width, height) > MAX_PICTURE_SIDE:
         raise PictureError(f"the PNG is {width}x{height}, more than {MAX_PICTURE_SIDE} pixels a side")
     return Picture(raw, width, height, alt)

@@ -60,7 +60,7 @@ def simulation_data(widget: TargetWidget) -> dict[str, Any]:
 
 def picture_bundle(picture: Picture) -> dict[str, str]:
     """The mimetypes a picture adds to an output: the PNG, and an ``<img>`` with its words as ``alt``."""
-    encoded = picture.data_url().split(",", 1)[1]
+    encoded = picture.base64()
     tag = (
         f'<img src="data:image/png;base64,{encoded}" width="{picture.width}" height="{picture.height}" '
         f'alt="{html.escape(picture.alt, quote=True)}" style="max-width: 100%; height: auto">'
@@ -145,11 +145,9 @@ class OutputPictures:
     def after_cell(self) -> None:
         """After a cell: if the widget was called since its picture, update its outputs in place."""
         widget = self._widget()
-        if widget is None or not self.display_ids or not self.enabled:
+        if widget is None or not self.display_ids or len(widget.audit) == self._calls_at_picture:
             return
-        if len(widget.audit) == self._calls_at_picture or not self.headless_only():
-            return
-        if self.take() is None:
+        if self.take() is None:  # off, a notebook view was shown, or no picture could be had
             return
         from IPython.display import update_display
 

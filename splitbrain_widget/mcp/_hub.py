@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..agent import PAGE_DATA_NOTE, Caller, run_tool
+from ..agent import PAGE_DATA_NOTE, Caller, run_tool, split_picture
 from ..widget import on_live_change
 from . import _apps
 from ._catalog import SEPARATOR, Catalog, Served
@@ -434,12 +434,11 @@ def _result(payload: dict[str, Any]) -> Any:
     ``snapshot`` tool's) as image content before it, not in the JSON."""
     import mcp_types as types
 
+    payload, picture = split_picture(payload)
     ok = bool(payload.get("ok"))
-    image = payload.get("image")
     content: list[Any] = []
-    if isinstance(image, dict):
-        payload = {k: v for k, v in payload.items() if k != "image"}
-        content.append(types.ImageContent(type="image", data=image["data"], mime_type=image["mime_type"]))
+    if picture is not None:
+        content.append(types.ImageContent(type="image", data=picture.base64(), mime_type="image/png"))
     text = json.dumps(payload, default=str)
     content.append(types.TextContent(type="text", text=text))
     return types.CallToolResult(content=content, structured_content=payload, is_error=not ok)
