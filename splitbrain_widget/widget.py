@@ -279,7 +279,13 @@ class TargetWidget(anywidget.AnyWidget):
         and 512 KiB. It is ``bytes`` (``.save(path)``, ``.width``, ``.height``, ``.alt``: the page in
         words) and shows as an image as a cell's result. Raises :class:`SnapshotError` saying why when
         none could be taken (no view, no canvas on the page, a picture that is no PNG)."""
-        return self._picture(self._ops.run_blocking("snapshot", {}, self._ops.snapshot(timeout)))
+        return self._kept(self._picture(self._ops.run_blocking("snapshot", {}, self._ops.snapshot(timeout))))
+
+    def _kept(self, picture: Picture) -> Picture:
+        """``sim.snapshot()``'s picture is also its outputs' picture from now on (a notebook saved
+        after it shows the page as the snapshot saw it)."""
+        self._pictures.keep(picture)
+        return picture
 
     def _picture(self, result: ToolResult) -> Picture:
         if not result.ok and self._draws_no_canvas(result) and self.can_advance:
@@ -397,7 +403,7 @@ class TargetWidget(anywidget.AnyWidget):
         return await self._ops.run_async("fetch_state", {}, self._ops.fetch_state(timeout))
 
     async def asnapshot(self, *, timeout: float | None = None) -> Picture:
-        return self._picture(await self._ops.run_async("snapshot", {}, self._ops.snapshot(timeout)))
+        return self._kept(self._picture(await self._ops.run_async("snapshot", {}, self._ops.snapshot(timeout))))
 
     async def aact(self, name: str, *, timeout: float | None = None) -> ToolResult:
         return await self._ops.run_async("action", {"name": name}, self._ops.act(name, timeout))

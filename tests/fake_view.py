@@ -3,7 +3,7 @@
 It takes the widget's requests through ``sim.host`` and answers as a page behind ``js/host/relay.js``
 would: from its own thread, applying the values and reporting a state. Behaviours: ``"ok"``,
 ``"silent"`` (never answers), ``"throw"`` (the page's handler throws: ``target_error``) and
-``"delay"`` (answers after ``delay_s``). An ``action`` request runs ``on_action(name, values)``, as a
+``"delay"`` (answers after ``delay_s``); a ``snapshot`` is answered with ``picture``. An ``action`` request runs ``on_action(name, values)``, as a
 page's ``SplitBrain.onAction`` handler would (its state is merged into the reply's); without one it
 answers ``target_error``, as the target API does. No kernel, no comm, no browser.
 """
@@ -33,6 +33,7 @@ class FakeView:
         protocol: int = PROTOCOL_VERSION,
         state_of: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
         on_action: Callable[[str, dict[str, Any]], dict[str, Any] | None] | None = None,
+        picture: dict[str, Any] | None = None,
     ) -> None:
         self.sim = sim
         self.view_id = view_id
@@ -40,6 +41,7 @@ class FakeView:
         self.delay_s = delay_s
         self.state_of = state_of or (lambda values: {})
         self.on_action = on_action
+        self.picture = picture  # a snapshot's reply (``{png, width, height}``); None: the page draws no canvas
         self.values: dict[str, Any] = dict(sim.values)  # the catch-up apply of a fresh page
         self.requests: list[RequestMessage] = []
         self._inbox: queue.Queue[RequestMessage | None] = queue.Queue()
@@ -78,12 +80,19 @@ class FakeView:
                 reply |= {"ok": False, "error": {"code": "target_error", "message": "TypeError: boom in onApply"}}
             elif message["op"] == "action":
                 reply |= self._act(message["payload"]["name"])
+            elif message["op"] == "snapshot":
+                reply |= self._snapshot()
             else:
                 if message["op"] == "reset":
                     self.values = {}
                 self.values.update(message["payload"].get("values", {}))
                 reply |= {"ok": True, "state": self.state()}
             self.sim.receive_view_message(reply)
+
+    def _snapshot(self) -> dict[str, Any]:
+        if self.picture is None:
+            return {"ok": False, "error": {"code": "target_error", "message": "the page draws no canvas"}}
+        return {"ok": True, "state": self.state(), "picture": self.picture}
 
     def _act(self, name: str) -> dict[str, Any]:
         if self.on_action is None:

@@ -23,6 +23,8 @@ from splitbrain_widget.core._picture import Picture, PictureError, picture_from
 from splitbrain_widget.headless import HeadlessTarget
 from splitbrain_widget.protocol import MAX_PICTURE_BYTES, MAX_PICTURE_SIDE, PictureData
 
+from .fake_view import FakeView
+
 browser = pytest.mark.browser
 
 
@@ -220,6 +222,31 @@ def test_a_live_notebook_s_output_is_the_view_its_line_and_its_record() -> None:
     assert set(data) == {"text/plain", "application/vnd.jupyter.widget-view+json", SIMULATION_MIME}
     assert data[SIMULATION_MIME]["values"]["display.color"] == "red"
     assert data[SIMULATION_MIME]["target"] == "bouncer"
+
+
+def test_a_snapshot_in_a_live_notebook_is_the_picture_its_outputs_are_saved_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from splitbrain_widget.features import _picture_cache
+
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path))
+    sim = sb.TargetWidget("bouncer", headless=False)
+    view = FakeView(sim, picture=data(png(40, 30), 40, 30).model_dump())
+    first = sim.snapshot(timeout=10)
+    kept = _picture_cache.read(sim._comm_id)
+    assert kept is not None and kept["image/png"] == first.base64() and f'width="{first.width}"' in kept["text/html"]
+    view.picture = data(png(64, 20), 64, 20).model_dump()  # the page changed: the next snapshot is kept instead
+    second = sim.snapshot(timeout=10)
+    kept = _picture_cache.read(sim._comm_id)
+    assert kept is not None and kept["image/png"] == second.base64() != first.base64()
+    assert sim._output_bundle()[0]["image/png"] == second.base64()  # and a new display shows it
+    view.picture = None  # a snapshot that fails leaves the last picture as it was
+    with pytest.raises(sb.SnapshotError):
+        sim.snapshot(timeout=10)
+    assert _picture_cache.read(sim._comm_id) == kept
+    off = sb.TargetWidget("bouncer", headless=False, snapshots=False)
+    FakeView(off, picture=data(png(40, 30), 40, 30).model_dump())
+    assert off.snapshot(timeout=10).width == 40 and _picture_cache.read(off._comm_id) is None
 
 
 def test_snapshots_off_for_one_widget_or_for_all(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -112,9 +112,22 @@ class OutputPictures:
         if widget is None or not self.enabled:
             return
         try:
-            self.picture = picture_from(data, alt=widget.describe())
+            picture = picture_from(data, alt=widget.describe())
         except PictureError as exc:
             log.info("a view's picture of %r was refused: %s", widget.target_id, exc)
+            return
+        self.keep(picture)
+
+    def keep(self, picture: Picture) -> None:
+        """A picture of the page as it is now (a view's, or ``sim.snapshot()``'s): the output's picture
+        from here on; where a notebook view shows the widget, left for the notebook server to write
+        into its outputs when the notebook is saved. (A headless page's outputs are updated after the
+        cell, by :meth:`after_cell`.)"""
+        widget = self._widget()
+        if widget is None or not self.enabled:
+            return
+        self.picture = picture
+        if self.headless_only():
             return
         bundle = widget._output_bundle()
         if bundle is not None:
