@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Message shapes, builders and validation for splitbrain-widget, wire protocol version 1.8.
+ * Message shapes, builders and validation for splitbrain-widget, wire protocol version 1.9.
  *
  * A translation of docs/protocol.md (the definition; when they disagree the
  * document is right). Shared by the notebook view (./view/), the hosts of a target
@@ -22,7 +22,7 @@
 export const PROTOCOL_VERSION = 1;
 
 /** The compatible additions within the major version that this translation knows (docs/protocol.md, Versions). */
-export const PROTOCOL_MINOR = 8;
+export const PROTOCOL_MINOR = 9;
 
 /** `source` of every view -> target postMessage. */
 export const PARENT_SOURCE = "splitbrain-parent";
@@ -83,6 +83,13 @@ export const MAX_CODE_TEXT = 200000;
 
 /** Longest action name of an `action` request, in characters (code points). */
 export const MAX_ACTION_NAME = 200;
+
+/**
+ * The state's key for the values a bound page did not take when it got them outside a call (as it
+ * opened, on a reset) (1.9): `{"<path>": {asked, held, error?}}` (js/page/bindings.js). The view
+ * never lets a later state drop it before it reached the kernel.
+ */
+export const REFUSED_KEY = "_refused";
 
 /** Most pixels of a snapshot's width or height (1.8): the page scales its picture down to fit. */
 export const MAX_PICTURE_SIDE = 1024;

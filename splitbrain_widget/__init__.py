@@ -15,6 +15,7 @@ from .sweep import sweep
 
 if TYPE_CHECKING:
     from .agent import Agent, AgentResult, Skill, SkillError
+    from .core._page_truth import PageValueWarning
     from .core._picture import Picture, SnapshotError
     from .headless import HeadlessTarget
     from .manifest import Manifest, ManifestError, Observable, Parameter, ParameterError
@@ -34,6 +35,7 @@ __all__ = [
     "Manifest",
     "ManifestError",
     "Observable",
+    "PageValueWarning",
     "Parameter",
     "ParameterError",
     "Picture",
@@ -64,6 +66,7 @@ _LAZY = {
     **dict.fromkeys(("Target", "TargetError", "TargetInfo", "list_targets", "load_target"), "manifest.registry"),
     **dict.fromkeys(("PROTOCOL_VERSION", "ErrorInfo", "ToolResult"), "protocol"),
     **dict.fromkeys(("Picture", "SnapshotError"), "core._picture"),
+    "PageValueWarning": "core._page_truth",
 }
 
 

@@ -19,7 +19,7 @@ from typing_extensions import TypedDict
 from ._bounds import MAX_DEPTH, MAX_NODES, measure, repair_text, within
 
 PROTOCOL_VERSION = 1  # the major version: a view announces it in `attached`, the kernel compares only it
-PROTOCOL_MINOR = 8  # the compatible additions within the major version this translation knows
+PROTOCOL_MINOR = 9  # the compatible additions within the major version this translation knows
 MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB of JSON from a view, whatever it carries
 MAX_CODE_TEXT = 200_000  # characters of the code a ``code`` message carries (the panel's "Copy as code")
 MAX_ERROR_TEXT = 500
@@ -788,8 +788,12 @@ def bounded_state(state: Any, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
 
 
 class ChangedValue(TypedDict):
+    """A value a set or reset left: on a bound page, what the page's model holds, and ``asked`` (1.9)
+    where that differs from the value asked (a drag lands on a pixel; a page keeps its own value)."""
+
     value: Any
     unit: NotRequired[str]
+    asked: NotRequired[Any]
 
 
 class ToolResult(BaseModel):

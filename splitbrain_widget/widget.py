@@ -30,6 +30,7 @@ from .core._bridge import Bridge
 from .core._call_line import CallLine
 from .core._echo import EchoThrottle
 from .core._operations import NO_VIEW_MESSAGE, Operations
+from .core._page_truth import REFUSED_KEY
 from .core._picture import Picture, PictureError, SnapshotError, checked_picture, picture_from
 from .core._seam import Host, ViewHost, as_host
 from .core._stream import Streamer, StreamStats
@@ -204,6 +205,7 @@ class TargetWidget(anywidget.AnyWidget):
             self._fallback = HeadlessFallback(self, required=bool(headless))
         self._views: ViewHost | Host = CommHost(self)
         self._ops = Operations(_WidgetSession(self), self.bridge, self._line, self._seam(), timeout=timeout)
+        self._ops.on_page_kept = lambda text: self._controller().notice(text)
         self._pictures = OutputPictures(self, snapshots_default() if snapshots is None else snapshots)
         kwargs.setdefault("_snapshots", self._pictures.enabled)
         self._chat: ChatController | None = None
@@ -638,6 +640,8 @@ class TargetWidget(anywidget.AnyWidget):
             if message.type == "attached":
                 self._check_protocol(message)
             was_visible, visible = self.bridge.handle_event(message)
+            if message.type == "state" and isinstance(message.payload, dict) and REFUSED_KEY in message.payload:
+                self._ops.page_refused(message.payload)  # values the page got outside a call, not all taken
             if visible != was_visible and visible is not None and was_visible is not None:
                 self._visibility_changed(visible, message)
             if self._fallback is not None:

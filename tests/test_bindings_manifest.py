@@ -173,13 +173,13 @@ def test_an_event_list_and_the_default_are_kept() -> None:
             "data.settings.speed.bind",
             "sim.speed",
             'data.settings.speed.bind: expected {"global": "<dotted path>"}, {"selector": "<CSS selector>"}, '
-            '{"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}} or {"drag": "<CSS selector of a handle>"}, optionally with "after", got a string ("sim.speed")',
+            '{"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}}, {"drag": "<CSS selector of a handle>"} or {"toggle": "<CSS selector of a button>"}, optionally with "after", got a string ("sim.speed")',
         ),
         (
             "data.settings.speed.bind",
             {"glob": "x"},
             'data.settings.speed.bind: expected {"global": "<dotted path>"}, {"selector": "<CSS selector>"}, '
-            '{"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}} or {"drag": "<CSS selector of a handle>"}, optionally with "after", got {"glob": "x"}',
+            '{"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}}, {"drag": "<CSS selector of a handle>"} or {"toggle": "<CSS selector of a button>"}, optionally with "after", got {"glob": "x"}',
         ),
         (
             "data.settings.speed.bind",
@@ -217,7 +217,7 @@ def test_an_event_list_and_the_default_are_kept() -> None:
         (
             "actions.run.bind",
             {"press": "#run"},
-            'actions.run.bind: expected {"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]}, {"set": {"<parameter>": <value>}} or {"wait": "<JS expression>", "timeout": <seconds>}',
+            'actions.run.bind: expected {"click": "<CSS selector>"}, {"key": "<key>"}, {"call": "<dotted path of a function>", "args": [...]}, {"set": {"<parameter>": <value>}}, {"assign": "<dotted path>", "value": <JSON>} or {"wait": "<JS expression>", "timeout": <seconds>}',
         ),
         ("actions.run.bind", {"call": "run()"}, "actions.run.bind.call: expected a dotted path"),
         ("ready", {"load": False}, "ready.load: expected true; leave 'ready' out to wait for the page's load event"),
@@ -255,11 +255,11 @@ def test_in_a_bound_manifest_everything_needs_a_binding_and_all_are_reported_at_
     assert problems == [
         'data.settings.speed.type: expected one of number, integer, boolean, string, array, got "num"',
         f"data.settings.trail.bind: {why} parameter needs a 'bind': "
-        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}} or {"drag": "<CSS selector of a handle>"}, optionally with "after"',
+        '{"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}}, {"drag": "<CSS selector of a handle>"} or {"toggle": "<CSS selector of a button>"}, optionally with "after"',
         f"observables.count.read: {why} observable needs a 'read': "
         '{"global": "<dotted path>"}, {"expr": "<JS expression>"} or {"selector": "<CSS selector>"}',
         f"actions.stop.bind: {why} action needs a 'bind': "
-        '{"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]}, {"set": {"<parameter>": <value>}} or {"wait": "<JS expression>", "timeout": <seconds>}',
+        '{"click": "<CSS selector>"}, {"key": "<key>"}, {"call": "<dotted path of a function>", "args": [...]}, {"set": {"<parameter>": <value>}}, {"assign": "<dotted path>", "value": <JSON>} or {"wait": "<JS expression>", "timeout": <seconds>}',
     ]
 
 
@@ -267,7 +267,7 @@ def test_a_list_of_actions_is_checked_like_an_object() -> None:
     problems = _problems(_with("actions", [{"name": "run", "bind": {"click": "#run"}}, {"name": "stop"}]))
     assert problems == [
         "actions.stop.bind: missing; the manifest is bound (data.settings.speed has 'bind'), so every action needs "
-        'a \'bind\': {"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]}, {"set": {"<parameter>": <value>}} or {"wait": "<JS expression>", "timeout": <seconds>}'
+        'a \'bind\': {"click": "<CSS selector>"}, {"key": "<key>"}, {"call": "<dotted path of a function>", "args": [...]}, {"set": {"<parameter>": <value>}}, {"assign": "<dotted path>", "value": <JSON>} or {"wait": "<JS expression>", "timeout": <seconds>}'
     ]
 
 
@@ -275,7 +275,7 @@ def test_the_missing_binding_says_what_made_the_manifest_bound() -> None:
     raw = _with("setup", "window.X = 1", PLAIN)
     assert _problems(raw) == [
         "data.settings.speed.bind: missing; the manifest is bound (it has 'setup'), so every parameter needs a "
-        '\'bind\': {"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}} or {"drag": "<CSS selector of a handle>"}, optionally with "after"'
+        '\'bind\': {"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"}, {"calls": {"<value>": "<function>", ...}}, {"drag": "<CSS selector of a handle>"} or {"toggle": "<CSS selector of a button>"}, optionally with "after"'
     ]
 
 
@@ -606,9 +606,105 @@ def test_a_wait_step_is_registered_as_an_expression_and_carries_its_timeout() ->
     m = Manifest.from_dict(raw)
     assert binding_spec(m)["actions"][0]["steps"] == [
         {"click": "#go"},
-        {"wait": "sim.done", "key": "action run step 1", "timeout": 5.0},
-        {"wait": "sim.t > 2", "timeout": 9.0, "key": "action run step 2"},
+        {"wait": "sim.done", "expr_key": "action run step 1", "timeout": 5.0},
+        {"wait": "sim.t > 2", "timeout": 9.0, "expr_key": "action run step 2"},
     ]
     tail = tail_html(m)
     assert '__splitbrainBindings.expr("action run step 1", () => (sim.done' in tail
     assert '__splitbrainBindings.expr("action run step 2", () => (sim.t > 2' in tail
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (
+            "data.settings.speed.bind",
+            {"toggle": "#play"},
+            "data.settings.speed.bind.toggle: a button that is on or off sets a boolean parameter, this one is number",
+        ),
+        (
+            "data.settings.trail.bind",
+            {"toggle": "#play", "pressed": {"label": "Pause"}},
+            'data.settings.trail.bind.pressed: expected {"attr": "<attribute>"}, {"class": "<class name>"} or {"text"',
+        ),
+        (
+            "data.settings.trail.bind",
+            {"selector": "#trail", "pressed": {"text": "On"}},
+            'data.settings.trail.bind.pressed: applies only to a {"toggle": ...} binding',
+        ),
+        ("actions.run.bind", {"assign": "trail"}, "actions.run.bind.value: an assign step needs the value to assign"),
+        ("actions.run.bind", {"assign": "trail()", "value": []}, "actions.run.bind.assign: expected a dotted path"),
+        (
+            "actions.run.bind",
+            {"click": "#run", "value": 1},
+            'actions.run.bind.value: applies only to an {"assign": ...} step',
+        ),
+        (
+            "actions.run.bind",
+            {"click": "#run", "all": False},
+            "actions.run.bind.all: expected true (click every match)",
+        ),
+        (
+            "actions.run.bind",
+            {"call": "go", "all": True},
+            'actions.run.bind.all: applies only to a {"click": ...} binding',
+        ),
+        ("actions.run.bind", {"key": ""}, "actions.run.bind.key: expected a key as KeyboardEvent.key names it"),
+        (
+            "actions.run.bind",
+            {"key": "p", "modifiers": ["hyper"]},
+            "actions.run.bind.modifiers.0: expected 'shift', 'ctrl', 'alt' or 'meta' (got \"hyper\")",
+        ),
+        (
+            "actions.run.bind",
+            {"key": "p", "modifiers": ["shift", "shift"]},
+            "actions.run.bind.modifiers: each at most once",
+        ),
+        (
+            "actions.run.bind",
+            {"click": "#run", "on": "canvas"},
+            'actions.run.bind.on: applies only to a {"key": ...} binding',
+        ),
+        (
+            "actions.run.bind",
+            {"wait": "n", "by": 1},
+            'actions.run.bind.by: applies only to a wait with "since": "start"',
+        ),
+        ("actions.run.bind", {"wait": "n", "since": "end"}, "actions.run.bind.since: expected 'start' (got \"end\")"),
+        (
+            "actions.run.bind",
+            {"wait": "n", "since": "start", "by": 0},
+            "actions.run.bind.by: Input should be greater than 0",
+        ),
+    ],
+)
+def test_the_shapes_pages_by_others_need_name_the_field_when_wrong(path: str, value: Any, expected: str) -> None:
+    problems = _problems(_with(path, value))
+    assert any(p.startswith(expected) for p in problems), problems
+
+
+def test_the_new_shapes_reach_the_page_s_runtime_as_written() -> None:
+    from splitbrain_widget.manifest._page_bindings import binding_spec, tail_html
+
+    raw = _with("data.settings.trail.bind", {"toggle": "#play", "pressed": {"class": "on"}})
+    raw = _with(
+        "actions.run.bind",
+        [
+            {"key": " ", "modifiers": ["shift"], "on": "canvas"},
+            {"click": ".cell.alive", "all": True},
+            {"assign": "trail", "value": None},
+            {"wait": "generation", "since": "start", "by": 2},
+        ],
+        raw,
+    )
+    manifest = Manifest.from_dict(raw, source="m.json")
+    spec = binding_spec(manifest)
+    trail = next(p for p in spec["params"] if p["path"] == "settings.trail")
+    assert trail["bind"] == {"toggle": "#play", "pressed": {"class": "on"}}
+    assert spec["actions"][0]["steps"] == [
+        {"key": " ", "modifiers": ["shift"], "on": "canvas"},
+        {"click": ".cell.alive", "all": True},
+        {"assign": "trail", "value": None},
+        {"wait": "generation", "since": "start", "by": 2.0, "expr_key": "action run step 3", "timeout": 5.0},
+    ]
+    assert '"trail": {get: () => trail, set: (v) => { trail = v; }}' in tail_html(manifest)  # assigned: a setter

@@ -188,3 +188,29 @@ def test_a_custom_slider_is_dragged_and_its_own_label_follows(tmp_path: Path, en
         assert _page(sim, "document.getElementById('label').textContent") == "30"
         back = sim.set_parameter("speed", 75)
         assert back.ok and _page(sim, "model.speed") == pytest.approx(75, abs=0.5)
+
+
+@pytest.mark.browser
+def test_keys_toggle_buttons_and_boards_are_steered_as_a_person_does(tmp_path: Path, engine: None) -> None:
+    with _headless(tmp_path, "### Keys, toggle buttons and boards", "life") as sim:
+        assert sim.act("glider").ok
+        assert _page(sim, "cells.filter(Boolean).length") == 5
+        nxt = sim.act("next")  # the N key
+        assert nxt.ok and nxt.state["generation"] == 1 and _page(sim, "generation") == 1
+        assert nxt.state["alive"] == 5  # a glider keeps its five cells
+        running = sim.set_parameter("running", True)
+        assert running.ok and running.state["life.running"] is True
+        assert _page(sim, "[timer !== null, play.textContent]") == [True, "Pause"]
+        assert sim.set_parameter("running", True).ok and _page(sim, "timer !== null") is True  # not flipped back
+        before = _page(sim, "generation")
+        more = sim.act("one_more")  # the board's own timer, on the page's virtual clock
+        assert more.ok, more.error
+        assert more.state["generation"] == before + 1
+        assert sim.set_parameter("running", False).ok and _page(sim, "[timer, play.textContent]") == [None, "Play"]
+        assert sim.act("one_more").ok  # stopped: its `when` does nothing
+        assert _page(sim, "generation") == before + 1
+        cleared = sim.act("clear")
+        assert cleared.ok, cleared.error
+        assert cleared.state["alive"] == 0 and cleared.state["recorded"] == 0
+        assert _page(sim, "[cells.some(Boolean), counts.length]") == [False, 0]
+        assert sim.act("clear").ok  # a clear board: nothing to click

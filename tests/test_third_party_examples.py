@@ -137,15 +137,15 @@ EXAMPLES = (
         "ncase_polygons",
         "custom sliders",
         "CC0 1.0 Universal",
-        {"segregation.min_same": 0.33, "segregation.max_same": 0.75, "board.occupied": 0.6, "board.triangles": 0.3},
+        {"segregation.min_same": 33, "segregation.max_same": 75, "board.occupied": 60, "board.triangles": 30},
         clock="",
         actions={"start": {"running": True}, "stop": {"running": False}, "new_board": {"steps": 0}},
         # the sliders' values as the page's model holds them (what its drag handlers wrote)
         model={
-            "segregation.min_same": "BIAS",
-            "segregation.max_same": "NONCONFORM",
-            "board.occupied": "1 - EMPTINESS",
-            "board.triangles": "RATIO_TRIANGLES * (1 - EMPTINESS)",
+            "segregation.min_same": "BIAS * 100",
+            "segregation.max_same": "NONCONFORM * 100",
+            "board.occupied": "(1 - EMPTINESS) * 100",
+            "board.triangles": "RATIO_TRIANGLES * (1 - EMPTINESS) * 100",
         },
     ),
     Example(
@@ -328,9 +328,11 @@ def test_headless_apply_read_back_and_advance(example: Example) -> None:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
-def test_after_every_set_the_state_is_what_the_page_s_own_model_holds(example: Example) -> None:
-    """Read in the page itself, not through the bindings: the reported state is never a value the page
-    did not take."""
+def test_after_every_set_the_state_and_the_kernel_s_values_are_what_the_page_s_own_model_holds(
+    example: Example,
+) -> None:
+    """Read in the page itself, not through the bindings: the reported state, and ``sim.values``, are
+    never a value the page did not take (a drag lands on a pixel, and the page keeps its nearest)."""
     require_browser()
     from splitbrain_widget.headless import HeadlessTarget
 
@@ -349,6 +351,7 @@ def test_after_every_set_the_state_is_what_the_page_s_own_model_holds(example: E
             for path, expression in example.model.items():
                 held = sim.host.page._frame_evaluate(expression)
                 assert same(state[path], held), (values, path, state[path], held)
+                assert same(sim.values[path], held), (values, path, sim.values[path], held)
 
 
 @pytest.mark.browser

@@ -7,6 +7,7 @@
  * Wire formats: docs/protocol.md. Shapes and validators: ../protocol.js.
  */
 import {
+  REFUSED_KEY,
   MAX_ERROR_TEXT,
   errorEvent,
   errorReplyMessage,
@@ -438,7 +439,10 @@ export class Relay {
    * @param {number} [chars]  the length of its JSON
    */
   stateEvent(state, chars = 0) {
-    this.pendingStateEvent = state;
+    // the latest wins, but not over a bound page's news of values it did not take (REFUSED_KEY):
+    // that goes with it, once
+    const refused = this.pendingStateEvent?.[REFUSED_KEY];
+    this.pendingStateEvent = refused !== undefined && !(REFUSED_KEY in state) ? { ...state, [REFUSED_KEY]: refused } : state;
     this.pendingStateChars = chars;
     if (this.stateTimer) return;
     // At most STATE_EVENT_INTERVAL_MS apart, and no more than STATE_EVENT_CHARS_PER_S of them: a page

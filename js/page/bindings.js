@@ -31,12 +31,27 @@
 // to a frozen object or a read-only property is ignored without an error, and would answer ok.
 "use strict";
 
+import { REFUSED_KEY } from "../protocol.js";
+
+export { REFUSED_KEY };
+
 /**
  * The state's key for the reads that found nothing, by parameter or observable: `{"fps": "fps:
  * read.selector '#stats' matches no element"}`. Such a value is null; the call that read it still
  * succeeds (what it set is set), and the key is absent when every read worked.
  */
 export const ERRORS_KEY = "_errors";
+
+/*
+ * REFUSED_KEY (../protocol.js): the state's key for the values a page did not take when it got
+ * them outside a call (as it opened, on a reset), by parameter, in the manifest's units:
+ * `{"board.occupied": {"asked": 90, "held": 80}}` (with `error` where its binding found nothing).
+ * The others were set; the kernel takes the page's values for these and says so.
+ */
+
+/**
+ * @typedef {{asked: unknown, held: unknown, error?: string}} Refusal
+ */
 
 /** Least time between two state reports of the runtime's own (ms). */
 export const REPORT_MS = 100;
@@ -68,10 +83,15 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
  * @typedef {object} ParamSpec
  * @property {string} path  the parameter's dotted path
  * @property {string} type  "number", "integer", "boolean", "string" or "array"
- * @property {Conversion & {global?: string, selector?: string, call?: string, calls?: Record<string, string>, drag?: string, track?: string, axis?: "x" | "y", span?: [number, number], event?: string[], after?: string}} bind
+ * @property {Conversion & {global?: string, selector?: string, call?: string, calls?: Record<string, string>, drag?: string, track?: string, axis?: "x" | "y", span?: [number, number], toggle?: string, pressed?: PressedSpec, event?: string[], after?: string}} bind
  * @property {ReadSpec} [read]  the page's model, when it is not where a person sets the value
  * @property {number} [min]  the parameter's range (a drag binding maps it onto its track)
  * @property {number} [max]
+ */
+
+/**
+ * How a toggle button shows that it is on: an attribute that is "true", a class, or its label.
+ * @typedef {{attr?: string, class?: string, text?: string}} PressedSpec
  */
 
 /**
@@ -81,10 +101,13 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
  */
 
 /**
- * One step of an action: click an element, call a function (with arguments), set parameters
- * through their bindings, or wait until an expression holds (`key`: where its closure is
- * registered; `timeout` in seconds, always given with a wait).
- * @typedef {{click?: string, call?: string, args?: unknown[], set?: Record<string, unknown>, wait?: string, key?: string, timeout?: number}} StepSpec
+ * One step of an action: click an element (`all`: every match), press a key (with `modifiers`, at
+ * the element `on` names), call a function (with arguments), set parameters through their
+ * bindings, assign a JSON value to a path of the page's model, or wait until an expression holds
+ * (`expr_key`: where its closure is registered; `timeout` in seconds, always given with a wait;
+ * `since: "start"`: until its value differs from the one read as the action began, or has grown by
+ * `by`).
+ * @typedef {{click?: string, all?: boolean, key?: string, modifiers?: string[], on?: string, call?: string, args?: unknown[], set?: Record<string, unknown>, assign?: string, value?: unknown, wait?: string, expr_key?: string, timeout?: number, since?: "start", by?: number}} StepSpec
  */
 
 /**
@@ -111,7 +134,7 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
 /**
  * The parts of the target API the runtime uses (js/page/target_api.js).
  * @typedef {object} TargetApi
- * @property {(fn: (values: Record<string, unknown>) => unknown) => void} onApply
+ * @property {(fn: (values: Record<string, unknown>, ctx?: {id?: string}) => unknown) => void} onApply  (ctx.id: none for the values a page gets when it opens)
  * @property {(fn: (values: Record<string, unknown>) => unknown) => void} onReset
  * @property {(fn: () => unknown) => void} onState
  * @property {((fn: (name: string) => unknown) => void)} [onAction]
@@ -130,6 +153,7 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
  * @property {(type: string, fn: () => void) => void} addEventListener
  * @property {typeof MutationObserver} [MutationObserver]
  * @property {typeof Event} Event
+ * @property {typeof KeyboardEvent} [KeyboardEvent]
  */
 
 /** An error whose message names the binding that failed. */
@@ -237,6 +261,21 @@ function fromControl(text, type) {
   if (type === "boolean") return text === "true" || text === "on";
   return text;
 }
+
+/**
+ * The keys a key step names by word, as `KeyboardEvent.code` and the legacy `keyCode`.
+ * @type {Record<string, {code: string, keyCode: number}>}
+ */
+export const NAMED_KEYS = Object.freeze(
+  Object.fromEntries(
+    /** @type {[string, string, number][]} key, code, keyCode */ ([
+      [" ", "Space", 32], ["Enter", "Enter", 13], ["Escape", "Escape", 27], ["Tab", "Tab", 9],
+      ["Backspace", "Backspace", 8], ["Delete", "Delete", 46], ["ArrowLeft", "ArrowLeft", 37],
+      ["ArrowUp", "ArrowUp", 38], ["ArrowRight", "ArrowRight", 39], ["ArrowDown", "ArrowDown", 40],
+      ["Home", "Home", 36], ["End", "End", 35], ["PageUp", "PageUp", 33], ["PageDown", "PageDown", 34],
+    ]).map(([key, code, keyCode]) => [key, { code, keyCode }]),
+  ),
+);
 
 /** Pointer moves between the press and the release of a drag (a person's drag is a path, not a jump). */
 export const DRAG_MOVES = 8;
@@ -400,10 +439,10 @@ function makeRuntime(win) {
    * @param {string} where
    * @param {string} path
    * @param {unknown} value
+   * @param {string} [field]  the manifest's field that names the path, for errors
    * @returns {() => void}
    */
-  function prepareGlobal(where, path, value) {
-    const field = "bind.global";
+  function prepareGlobal(where, path, value, field = "bind.global") {
     const parts = path.split(".");
     if (parts.length === 1) {
       // Read first: assigning an undeclared name would quietly make a new window property.
@@ -615,6 +654,7 @@ function makeRuntime(win) {
    */
   function readBound(param) {
     if (param.bind.global !== undefined) return plain(param.path, walk(param.path, "bind.global", param.bind.global));
+    if (param.bind.toggle !== undefined) return pressedNow(param);
     if (param.bind.call !== undefined || param.bind.drag !== undefined) {
       throw new BindingError(param.path, `bind.${param.bind.call !== undefined ? "call" : "drag"} needs a read (the value the page holds)`);
     }
@@ -711,15 +751,158 @@ function makeRuntime(win) {
     return state;
   }
 
+  /**
+   * A fresh state with the values the page did not take under REFUSED_KEY (when there are any).
+   * @param {Record<string, Refusal>} refused
+   */
+  function withRefusals(refused) {
+    const state = fresh();
+    if (Object.keys(refused).length > 0) state[REFUSED_KEY] = refused;
+    return state;
+  }
+
   // -- handlers -------------------------------------------------------------------------------
 
+  // -- toggle buttons ---------------------------------------------------------------------------
+
+  /**
+   * A toggle binding's button, checked: found, clickable.
+   * @param {ParamSpec} param
+   * @returns {HTMLElement}
+   */
+  function toggleButton(param) {
+    const selector = /** @type {string} */ (param.bind.toggle);
+    const button = /** @type {HTMLElement} */ (select(param.path, "bind.toggle", selector)[0]);
+    if (typeof button.click !== "function") {
+      throw new BindingError(param.path, `bind.toggle '${selector}' matches a ${tagOf(button)}, which cannot be clicked`);
+    }
+    return button;
+  }
+
+  /**
+   * Whether a toggle binding's button shows that it is on, as its `pressed` says (by default its
+   * `aria-pressed` attribute is "true").
+   * @param {ParamSpec} param
+   * @returns {boolean}
+   */
+  function pressedNow(param) {
+    const button = toggleButton(param);
+    const pressed = param.bind.pressed ?? { attr: "aria-pressed" };
+    if (pressed.class !== undefined) return button.classList.contains(pressed.class);
+    if (pressed.text !== undefined) return (button.textContent ?? "").trim() === pressed.text;
+    return button.getAttribute(/** @type {string} */ (pressed.attr)) === "true";
+  }
+
+  /**
+   * Click the button when it does not show the value already (a click turns it on or off); a
+   * disabled one is refused, as a person could not use it.
+   * @param {ParamSpec} param
+   * @param {unknown} value
+   * @returns {() => void}
+   */
+  function prepareToggle(param, value) {
+    const check = () => {
+      const button = toggleButton(param);
+      const holds = pressedNow(param) === (value === true);
+      if (!holds && /** @type {HTMLButtonElement} */ (button).disabled) {
+        throw new BindingError(param.path, `bind.toggle '${param.bind.toggle}' is disabled (a person could not press it now)`);
+      }
+      return { button, holds };
+    };
+    check();
+    return () => {
+      const { button, holds } = check(); // looked up again: an earlier step may have replaced it
+      if (!holds) button.click();
+    };
+  }
+
+  // -- keys -------------------------------------------------------------------------------------
+
+  /**
+   * What a key step's key is as `KeyboardEvent.code` and as the legacy `keyCode` pages still read.
+   * @param {string} key  as `KeyboardEvent.key` names it
+   * @returns {{code: string, keyCode: number}}
+   */
+  function keyNames(key) {
+    if (/^[a-z]$/i.test(key)) return { code: `Key${key.toUpperCase()}`, keyCode: key.toUpperCase().charCodeAt(0) };
+    if (/^[0-9]$/.test(key)) return { code: `Digit${key}`, keyCode: key.charCodeAt(0) };
+    const named = NAMED_KEYS[key];
+    if (named !== undefined) return named;
+    return { code: "", keyCode: key.length === 1 ? key.toUpperCase().charCodeAt(0) : 0 };
+  }
+
+  /**
+   * Press a key as a person does: keydown, keypress (a printable key), keyup, at the element `on`
+   * names (else the focused element, else the body), bubbling up to the window.
+   * @param {string} where
+   * @param {string} field
+   * @param {StepSpec} step
+   * @returns {() => void}
+   */
+  function prepareKey(where, field, step) {
+    const target = () =>
+      step.on !== undefined ? select(where, `${field}on`, step.on)[0] : win.document.activeElement ?? win.document.body;
+    target(); // the check: an `on` element exists
+    const key = /** @type {string} */ (step.key);
+    const modifiers = new Set(step.modifiers ?? []);
+    const { code, keyCode } = keyNames(key);
+    const printable = key.length === 1 && !modifiers.has("ctrl") && !modifiers.has("meta");
+    return () => {
+      const at = target() ?? win.document;
+      const Keyboard = /** @type {any} */ (win.KeyboardEvent ?? win.Event);
+      for (const type of printable ? ["keydown", "keypress", "keyup"] : ["keydown", "keyup"]) {
+        const event = new Keyboard(type, {
+          key,
+          code,
+          bubbles: true,
+          cancelable: true,
+          composed: true,
+          shiftKey: modifiers.has("shift"),
+          ctrlKey: modifiers.has("ctrl"),
+          altKey: modifiers.has("alt"),
+          metaKey: modifiers.has("meta"),
+        });
+        // the legacy numbers, which the constructor cannot set and older pages read
+        const legacy = type === "keypress" ? key.charCodeAt(0) : keyCode;
+        for (const name of ["keyCode", "which", ...(type === "keypress" ? ["charCode"] : [])]) {
+          Object.defineProperty(event, name, { get: () => legacy });
+        }
+        at.dispatchEvent(event);
+      }
+    };
+  }
+
   // -- controls people drag ---------------------------------------------------------------------
+
+  /**
+   * The page's values at a drag binding's two ends of its track: its `span` (in the page's units,
+   * as the page holds them; it may fall, for a track whose value falls as the handle moves right or
+   * up), or else the parameter's min and max converted to the page's units.
+   * @param {ParamSpec} param
+   * @returns {[number, number]}
+   */
+  function dragSpan(param) {
+    if (param.bind.span !== undefined) return param.bind.span;
+    const ends = [param.min, param.max].map((end) => Number(toPage(param.path, "bind", end, param.bind)));
+    return [ends[0], ends[1]];
+  }
+
+  /**
+   * How far one pixel of a drag binding's track moves its value, in the manifest's units (the
+   * tolerance a drag lands within).
+   * @param {ParamSpec} param
+   * @param {number} pagePixel  one pixel's worth in the page's units
+   */
+  function manifestPixel(param, pagePixel) {
+    return pagePixel / Math.abs(param.bind.scale ?? 1);
+  }
 
   /**
    * The handle and the track of a drag binding, and where on the track `value` lies (client pixels).
    * @param {ParamSpec} param
    * @param {unknown} value  the page's value (after conversions)
    * @returns {{handle: Element, from: {x: number, y: number}, to: {x: number, y: number}, pixel: number}}
+   *   `pixel`: one pixel's worth of value, in the page's units
    */
   function dragGeometry(param, value) {
     const bind = param.bind;
@@ -733,13 +916,13 @@ function makeRuntime(win) {
     if (!(length > 0)) {
       throw new BindingError(param.path, `bind.track of '${bind.drag}' has no ${vertical ? "height" : "width"} on the page (is it shown?)`);
     }
-    const [lo, hi] = bind.span ?? [/** @type {number} */ (param.min), /** @type {number} */ (param.max)];
+    const [lo, hi] = dragSpan(param);
     const fraction = Math.min(1, Math.max(0, (Number(value) - lo) / (hi - lo)));
     const from = { x: own.left + own.width / 2, y: own.top + own.height / 2 };
     const to = vertical
       ? { x: from.x, y: box.bottom - fraction * box.height }
       : { x: box.left + fraction * box.width, y: from.y };
-    return { handle, from, to, pixel: (hi - lo) / length };
+    return { handle, from, to, pixel: Math.abs(hi - lo) / length };
   }
 
   /**
@@ -778,15 +961,62 @@ function makeRuntime(win) {
   }
 
   /**
-   * Check that the parameter's binding can take `value`; return what sets it (nothing is set yet).
+   * Whether the page's value `held` is the `wanted` one: the same (numbers within HOLD_TOLERANCE),
+   * or, for a drag, within one pixel of its track (both in the manifest's units): a drag lands on a
+   * pixel, and the page keeps the nearest value its control allows.
+   * @param {ParamSpec} param
+   * @param {unknown} held
+   * @param {unknown} wanted
+   */
+  function tookValue(param, held, wanted) {
+    if (holdsValue(held, wanted)) return true;
+    if (param.bind.drag === undefined || typeof held !== "number" || typeof wanted !== "number") return false;
+    const pixel = manifestPixel(param, dragGeometry(param, toPage(param.path, "bind", wanted, param.bind)).pixel);
+    return Math.abs(held - wanted) <= pixel * (1 + HOLD_TOLERANCE);
+  }
+
+  /**
+   * Whether the page holds `value` already, as its read (or its global) says: then a write is
+   * skipped, as a person leaves a control alone that shows what they want (a page that rebuilds on
+   * every input would rebuild for nothing). False when it cannot be read.
+   * @param {ParamSpec} param
+   * @param {unknown} value
+   */
+  function holdsAlready(param, value) {
+    if (param.read === undefined && param.bind.global === undefined) return false;
+    try {
+      return tookValue(param, readParam(param), value);
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Check that the parameter's binding can take `value`; return what sets it (nothing is set yet),
+   * which does nothing where the page holds the value already. (A form control is left alone then
+   * by resolveControl, which knows what it shows.)
    * @param {ParamSpec} param
    * @param {unknown} value  the manifest's value
    * @returns {() => void}
    */
   function prepareParam(param, value) {
+    const write = prepareWrite(param, value);
+    if (param.bind.selector !== undefined || param.bind.toggle !== undefined) return write;
+    return () => {
+      if (!holdsAlready(param, value)) write();
+    };
+  }
+
+  /**
+   * @param {ParamSpec} param
+   * @param {unknown} value  the manifest's value
+   * @returns {() => void}
+   */
+  function prepareWrite(param, value) {
     const paged = toPage(param.path, "bind", Array.isArray(value) ? [...value] : value, param.bind);
     if (param.bind.global !== undefined) return prepareGlobal(param.path, param.bind.global, paged);
     if (param.bind.drag !== undefined) return prepareDrag(param, paged);
+    if (param.bind.toggle !== undefined) return prepareToggle(param, value);
     if (param.bind.call !== undefined) {
       const { fn, owner } = functionAt(param.path, "bind.call", param.bind.call);
       return () => {
@@ -814,53 +1044,108 @@ function makeRuntime(win) {
    * @param {Record<string, unknown>} values  bare values by dotted path
    */
   function apply(values) {
+    const { refused, touched, before } = applyAll(values, false);
+    if (refused.length === 0) return;
+    restore(touched, before);
+    const words = refused.map((r) => r.error ?? `set ${shownValue(r.asked)}, the page holds ${shownValue(r.held)}`);
+    throw new BindingError(refused[0].path, words.join("; "));
+  }
+
+  /**
+   * Set what the page takes of `values` (the values a page gets when it opens, a reset): each
+   * parameter on its own, a value the page does not take (or a binding that finds nothing) left as
+   * the page holds it, and named with what was asked and what the page holds.
+   * @param {Record<string, unknown>} values
+   * @returns {Record<string, Refusal>}  by parameter path; empty when the page took everything
+   */
+  function applyWhatHolds(values) {
+    const { refused } = applyAll(values, true);
+    return Object.fromEntries(
+      refused.map((r) => [r.path, r.error === undefined ? { asked: r.asked, held: r.held } : { asked: r.asked, held: r.held, error: r.error }]),
+    );
+  }
+
+  /**
+   * The work of apply and applyWhatHolds: check every binding, set, check what the page took.
+   * @param {Record<string, unknown>} values
+   * @param {boolean} each  a binding that fails is one refusal (else it throws before anything is set)
+   * @returns {{refused: {path: string, asked: unknown, held: unknown, error?: string}[], touched: ParamSpec[], before: Map<string, unknown>}}
+   */
+  function applyAll(values, each) {
     const current = /** @type {BindingSpec} */ (spec);
-    /** @type {(() => void)[]} */
+    /** @type {{param: ParamSpec, run: () => void}[]} */
     const steps = [];
     /** @type {Map<string, string>} after path -> the parameter that asked first */
     const after = new Map();
     /** @type {ParamSpec[]} */
     const touched = [];
+    /** @type {Map<string, string>} the bindings that failed, by path (`each` only) */
+    const failed = new Map();
+    /**
+     * @param {ParamSpec} param
+     * @param {unknown} err
+     */
+    const fail = (param, err) => {
+      if (!each || !(err instanceof BindingError)) throw err;
+      if (!failed.has(param.path)) failed.set(param.path, err.message.slice(err.message.indexOf(": ") + 2));
+    };
     for (const param of current.params) {
       if (!Object.prototype.hasOwnProperty.call(values, param.path)) continue;
-      steps.push(prepareParam(param, values[param.path]));
-      touched.push(param);
-      const afterPath = param.bind.after;
-      if (afterPath !== undefined && !after.has(afterPath)) {
-        functionAt(param.path, "bind.after", afterPath);
-        after.set(afterPath, param.path);
+      try {
+        steps.push({ param, run: prepareParam(param, values[param.path]) });
+        const afterPath = param.bind.after;
+        if (afterPath !== undefined && !after.has(afterPath)) {
+          functionAt(param.path, "bind.after", afterPath);
+          after.set(afterPath, param.path);
+        }
+      } catch (err) {
+        fail(param, err);
       }
+      touched.push(param);
     }
-    const checked = touched.filter((p) => p.read !== undefined);
+    const checked = touched.filter((p) => p.read !== undefined && !failed.has(p.path));
     /** @type {Map<string, unknown>} what the page held before, to put back after a value it did not take */
     const before = new Map();
     // only a parameter with a read can refuse a call, so only then is what to put back worth reading
-    for (const param of checked.length > 0 ? touched : []) {
+    for (const param of checked.length > 0 && !each ? touched : []) {
       try {
         before.set(param.path, readParam(param));
       } catch {
         // nothing known to put back for this one
       }
     }
-    /** @type {string[]} */
+    /** @type {{path: string, asked: unknown, held: unknown, error?: string}[]} */
     let refused = [];
     // Controls that bound each other (a range's two handles) may refuse a value only because of the
     // order they were set in, as a person then sets them again: a second pass, and only one.
-    for (let pass = 0; pass < (touched.length > 1 ? 2 : 1); pass += 1) {
-      for (const step of steps) step();
+    for (let pass = 0; pass < (steps.length > 1 ? 2 : 1); pass += 1) {
+      for (const { param, run } of steps) {
+        if (failed.has(param.path)) continue;
+        try {
+          run();
+        } catch (err) {
+          fail(param, err);
+        }
+      }
       for (const [path, where] of after) callGlobal(where, "bind.after", path);
       refused = checked.flatMap((param) => {
         const held = readParam(param);
-        const wanted = values[param.path];
-        // a drag lands on a pixel: within one pixel's worth of value, the page took it
-        const near = param.bind.drag !== undefined && typeof held === "number" && typeof wanted === "number"
-          && Math.abs(held - wanted) <= dragGeometry(param, wanted).pixel;
-        return near || holdsValue(held, wanted) ? [] : [`${param.path}: set ${shownValue(wanted)}, the page holds ${shownValue(held)}`];
+        const asked = values[param.path];
+        return tookValue(param, held, asked) ? [] : [{ path: param.path, asked, held }];
       });
-      if (refused.length === 0) return;
+      if (refused.length === 0) break;
     }
-    restore(touched, before);
-    throw new BindingError(refused[0].split(":")[0], refused.map((r) => r.slice(r.indexOf(":") + 2)).join("; "));
+    for (const [path, error] of failed) {
+      const param = /** @type {ParamSpec} */ (touched.find((p) => p.path === path));
+      let held = null;
+      try {
+        held = readParam(param);
+      } catch {
+        // what the page holds cannot be read either
+      }
+      refused.push({ path, asked: values[path], held, error });
+    }
+    return { refused, touched, before };
   }
 
   /**
@@ -875,7 +1160,7 @@ function makeRuntime(win) {
     for (const param of touched) {
       if (!before.has(param.path)) continue;
       try {
-        prepareParam(param, before.get(param.path))();
+        prepareWrite(param, before.get(param.path))(); // always written: a control may show what its model refused
         if (param.bind.after !== undefined) afterCalls.add(param.bind.after);
       } catch (err) {
         console.warn(`SplitBrain bindings: ${param.path} could not be put back: ${messageOf(err)}`);
@@ -936,17 +1221,32 @@ function makeRuntime(win) {
    * @returns {() => Promise<void> | undefined}
    */
   function prepareWait(where, field, step) {
-    const fn = exprs.get(/** @type {string} */ (step.key));
+    const fn = exprs.get(/** @type {string} */ (step.expr_key));
     if (!fn) throw new BindingError(where, `${field}wait did not compile (its error is in the page's console)`);
     const seconds = /** @type {number} */ (step.timeout); // always given: the manifest's default (WAIT_S) when it names none
-    const holds = () => {
+    const value = () => {
       try {
-        return Boolean(fn());
+        return fn();
       } catch (err) {
         throw new BindingError(where, `${field}wait threw: ${messageOf(err)}`);
       }
     };
-    const late = () => new BindingError(where, `${field}wait: '${step.wait}' did not hold within ${seconds} s`);
+    /** @type {() => boolean} */
+    let holds = () => Boolean(value());
+    let what = `'${step.wait}'`;
+    if (step.since === "start") {
+      // read now, as the action begins (every step is prepared before the first runs)
+      const start = plain(where, value());
+      const by = step.by;
+      if (by !== undefined && typeof start !== "number") {
+        throw new BindingError(where, `${field}wait: '${step.wait}' is ${describe(start)} as the action begins; "by" needs a number`);
+      }
+      holds = by !== undefined
+        ? () => { const now = value(); return typeof now === "number" && now >= /** @type {number} */ (start) + by; }
+        : () => JSON.stringify(plain(where, value())) !== JSON.stringify(start);
+      what = by !== undefined ? `'${step.wait}' to grow by ${by} from ${shownValue(start)}` : `'${step.wait}' to change from ${shownValue(start)}`;
+    }
+    const late = () => new BindingError(where, `${field}wait: ${what} did not hold within ${seconds} s`);
     return () => {
       if (holds()) return undefined;
       const clock = /** @type {any} */ (win).__splitbrainClock;
@@ -1013,8 +1313,9 @@ function makeRuntime(win) {
   function prepareStep(where, field, step) {
     if (step.click !== undefined) {
       const selector = step.click;
-      const check = () => {
-        const element = /** @type {HTMLElement} */ (select(where, `${field}click`, selector)[0]);
+      /** @param {Element} found */
+      const clickable = (found) => {
+        const element = /** @type {HTMLElement} */ (found);
         if (/** @type {HTMLButtonElement} */ (element).disabled) {
           throw new BindingError(where, `${field}click '${selector}' is disabled`);
         }
@@ -1023,8 +1324,33 @@ function makeRuntime(win) {
         }
         return element;
       };
+      if (step.all) {
+        // every match, in document order, as found when the step runs (clearing a board: each live
+        // cell); none is fine (a board with no live cell is clear), an invalid selector is not
+        const each = () => {
+          try {
+            return Array.from(win.document.querySelectorAll(selector)).map(clickable);
+          } catch (err) {
+            if (err instanceof BindingError) throw err;
+            throw new BindingError(where, `${field}click '${selector}' is not a valid CSS selector (${messageOf(err)})`);
+          }
+        };
+        each();
+        return () => {
+          for (const element of each()) element.click();
+        };
+      }
+      const check = () => clickable(select(where, `${field}click`, selector)[0]);
       check();
       return () => check().click(); // looked up again: an earlier step may have replaced it
+    }
+    if (step.key !== undefined) return prepareKey(where, field, step);
+    if (step.assign !== undefined) {
+      const path = step.assign;
+      const text = JSON.stringify(step.value ?? null);
+      prepareGlobal(where, path, null, `${field}assign`); // the check: the path can be written
+      // a fresh copy each run: an array assigned and then filled by the page is not the next run's
+      return () => prepareGlobal(where, path, JSON.parse(text), `${field}assign`)();
     }
     if (step.wait !== undefined) return prepareWait(where, field, step);
     if (step.set !== undefined) {
@@ -1152,14 +1478,14 @@ function makeRuntime(win) {
       roots = rootAccessors;
       const api = win.SplitBrain;
       if (!api) return; // a standalone copy: nothing to talk to
-      api.onApply((values) => {
+      api.onApply((values, ctx) => {
+        // values a page gets outside a call come with no id (js/host/relay.js: as it opens, or the
+        // `values` trait assigned directly): it takes what it can of them, and names the rest
+        if (ctx !== undefined && ctx.id === undefined) return withRefusals(applyWhatHolds(values));
         apply(values);
         return fresh();
       });
-      api.onReset((defaults) => {
-        apply(defaults);
-        return fresh();
-      });
+      api.onReset((defaults) => withRefusals(applyWhatHolds(defaults)));
       api.onState(() => fresh());
       if (typeof api.onAction === "function") api.onAction((name) => act(name));
       whenReady(() => {

@@ -14,8 +14,10 @@ import {
   BindingError,
   DEFAULT_EVENTS,
   DRAG_MOVES,
+  NAMED_KEYS,
   ERRORS_KEY,
   READY_POLL_MS,
+  REFUSED_KEY,
   WAIT_POLL_MS,
   REPORT_MS,
   firstNumber,
@@ -176,6 +178,21 @@ function makePage({ elements = {}, api = true, onAction = true, readyState = "lo
       for (const fn of listeners["window:load"] ?? []) fn();
     },
   };
+}
+
+/**
+ * Run the wait polls once as if `ms` had passed (the clock moved on past a wait's timeout).
+ * @param {{tick: (ms: number) => void}} page
+ * @param {number} ms
+ */
+function tickLater(page, ms) {
+  const realNow = Date.now;
+  Date.now = () => realNow() + ms;
+  try {
+    page.tick(WAIT_POLL_MS);
+  } finally {
+    Date.now = realNow;
+  }
 }
 
 /**
@@ -826,17 +843,7 @@ describe("what real pages need: the page's model, conversions, calls, steps, set
   });
 
   test("a value the page's model did not take fails naming both, and the control is put back", () => {
-    const model = { count: 40 };
-    const field = new FakeControl("input", { type: "number", value: "40" });
-    field.onchange = () => {
-      const wanted = Number(field.value);
-      if (wanted <= 150) model.count = wanted;
-    };
-    const page = makePage({ elements: { "#count": [field] } });
-    page.runtime.start(
-      spec({ params: [{ path: "flock.population", type: "integer", bind: { selector: "#count" }, read: { global: "model.count" } }] }),
-      { model: { get: () => model } },
-    );
+    const { page, model, field } = cappedFlock([]);
     assert.deepEqual(page.registered.apply({ "flock.population": 120 }), { "flock.population": 120 });
     throwsNaming(() => page.registered.apply({ "flock.population": 500 }), "flock.population: set 500, the page holds 120");
     assert.equal(field.value, "120"); // the form shows what the model holds again
@@ -926,9 +933,9 @@ describe("what real pages need: the page's model, conversions, calls, steps, set
         actions: [
           {
             name: "drop",
-            steps: [{ call: "release" }, { wait: "landed", key: "action drop step 1", timeout: 1 }, { call: "score" }],
+            steps: [{ call: "release" }, { wait: "landed", expr_key: "action drop step 1", timeout: 1 }, { call: "score" }],
           },
-          { name: "stuck", steps: [{ wait: "false", key: "action stuck step 0", timeout: 0.2 }, { call: "score" }] },
+          { name: "stuck", steps: [{ wait: "false", expr_key: "action stuck step 0", timeout: 0.2 }, { call: "score" }] },
         ],
       }),
       { release: { get: () => () => log.push("release") }, score: { get: () => () => log.push("score") } },
@@ -945,13 +952,7 @@ describe("what real pages need: the page's model, conversions, calls, steps, set
     assert.ok(page.intervals.filter((i) => i.ms === WAIT_POLL_MS).every((i) => i.cleared), "the poll stops");
     // without a wait, an action answers at once, as before
     const stuck = page.registered.action("stuck");
-    const realNow = Date.now;
-    Date.now = () => realNow() + 1_000; // past its 0.2 s
-    try {
-      page.tick(WAIT_POLL_MS);
-    } finally {
-      Date.now = realNow;
-    }
+    tickLater(page, 1_000); // past its 0.2 s
     await assert.rejects(stuck, { message: "actions.stuck: bind[0].wait: 'false' did not hold within 0.2 s" });
     assert.deepEqual(log, ["release", "score"], "the step after a failed wait never runs");
   });
@@ -969,7 +970,7 @@ describe("what real pages need: the page's model, conversions, calls, steps, set
       for (const fn of now) fn(frame);
     };
     page.runtime.expr("action between step 0", () => frame === 3); // true for frame 3 only
-    page.runtime.start(spec({ actions: [{ name: "between", steps: [{ wait: "frame === 3", key: "action between step 0", timeout: 5 }] }] }), {});
+    page.runtime.start(spec({ actions: [{ name: "between", steps: [{ wait: "frame === 3", expr_key: "action between step 0", timeout: 5 }] }] }), {});
     const done = page.registered.action("between");
     for (let i = 0; i < 5; i += 1) runFrame();
     await done; // no interval tick ran: frames alone saw it
@@ -988,7 +989,7 @@ describe("what real pages need: the page's model, conversions, calls, steps, set
       },
     };
     page.runtime.expr("action go step 0", () => frames >= 30);
-    page.runtime.start(spec({ actions: [{ name: "go", steps: [{ wait: "frames >= 30", key: "action go step 0", timeout: 2 }] }] }), {});
+    page.runtime.start(spec({ actions: [{ name: "go", steps: [{ wait: "frames >= 30", expr_key: "action go step 0", timeout: 2 }] }] }), {});
     await page.registered.action("go");
     assert.deepEqual(asked, [2000]);
     assert.equal(frames, 30);
@@ -1044,4 +1045,314 @@ test("a drag binding presses the handle, moves across its track and releases whe
   assert.equal(types.filter((t) => t === "mousemove").length, DRAG_MOVES);
   assert.equal(sent[0].x, 100); // pressed at the handle's centre
   assert.equal(sent.at(-1)?.x, 160); // released 30% along the 200-pixel rail
+});
+
+/**
+ * A page whose form sets a flock's population, which its model caps at 150 (its own rule), beside
+ * `more` parameters on the same model (`model.speed` starts at 1).
+ * @param {any[]} more
+ */
+function cappedFlock(more) {
+  const model = { count: 40, speed: 1 };
+  const field = new FakeControl("input", { type: "number", value: "40" });
+  field.onchange = () => {
+    const wanted = Number(field.value);
+    if (wanted <= 150) model.count = wanted;
+  };
+  const page = makePage({ elements: { "#count": [field] } });
+  const population = { path: "flock.population", type: "integer", bind: { selector: "#count" }, read: { global: "model.count" } };
+  page.runtime.start(spec({ params: [population, ...more] }), { model: { get: () => model } });
+  return { page, model, field };
+}
+
+/**
+ * A custom slider as pages build them: a 200-pixel rail from x 100 to 300; while the pointer is
+ * down, the page's handler writes the value under it, `lo` at the rail's left end and `hi` at its
+ * right (so a falling track when `hi < lo`), rounded to `step` of its own units.
+ * @param {{lo?: number, hi?: number, step?: number}} track
+ * @param {Record<string, unknown>} bind  the binding, beside the handle and the track
+ * @param {{min: number, max: number}} range  the parameter's, in the manifest's units
+ */
+function sliderPage({ lo = 0, hi = 1, step = 0 }, bind, range) {
+  const model = { value: lo, presses: 0, releasedAt: NaN };
+  /** @param {{left: number, top: number, width: number, height: number}} box */
+  const element = (box) => ({
+    tagName: "DIV",
+    getBoundingClientRect: () => ({ ...box, right: box.left + box.width, bottom: box.top + box.height }),
+    dispatchEvent(/** @type {any} */ e) {
+      if (e.type === "mousedown") model.presses += 1;
+      if (e.type === "mouseup") model.releasedAt = e.clientX;
+      if (e.type === "mousemove" && e.buttons === 1) {
+        const value = lo + Math.min(1, Math.max(0, (e.clientX - 100) / 200)) * (hi - lo);
+        model.value = step ? Math.round(value / step) * step : value;
+      }
+      return true;
+    },
+  });
+  const page = makePage({
+    elements: {
+      "#knob": [/** @type {any} */ (element({ left: 90, top: 44, width: 20, height: 20 }))],
+      "#rail": [/** @type {any} */ (element({ left: 100, top: 50, width: 200, height: 8 }))],
+    },
+  });
+  page.win.MouseEvent = class {
+    /** @param {string} type @param {any} init */
+    constructor(type, init) {
+      Object.assign(this, init, { type });
+    }
+  };
+  const scale = /** @type {{scale?: number}} */ (bind).scale;
+  page.runtime.start(
+    spec({
+      params: [
+        {
+          path: "rule.bias",
+          type: "number",
+          ...range,
+          bind: { drag: "#knob", track: "#rail", ...bind },
+          read: { global: "model.value", ...(scale === undefined ? {} : { scale }) },
+        },
+      ],
+    }),
+    { model: { get: () => model } },
+  );
+  return { page, model };
+}
+
+describe("a drag's units: the track's ends in the page's units, the tolerance a pixel in the manifest's", () => {
+  test("with scale and no span, the manifest's min..max is converted to the page's units", () => {
+    // the Polygons page: a share in 0..1, rounded to 1/400; the manifest says percent
+    const { page, model } = sliderPage({ lo: 0, hi: 1, step: 0.0025 }, { scale: 0.01 }, { min: 0, max: 100 });
+    const state = page.registered.apply({ "rule.bias": 33.3 });
+    assert.ok(Math.abs(model.releasedAt - 166.6) < 1e-9, String(model.releasedAt));
+    assert.ok(Math.abs(model.value - 0.3325) < 1e-12, String(model.value));
+    assert.equal(state["rule.bias"], 33.25); // what the page took, within a pixel (0.5 %) of what was asked
+  });
+
+  test("with span, it is in the page's units, and a value within a pixel is taken", () => {
+    const { page, model } = sliderPage({ lo: 0, hi: 1, step: 0.0025 }, { scale: 0.01, span: [0, 1] }, { min: 10, max: 90 });
+    assert.equal(page.registered.apply({ "rule.bias": 33.3 })["rule.bias"], 33.25);
+    assert.ok(Math.abs(model.releasedAt - 166.6) < 1e-9, String(model.releasedAt));
+  });
+
+  test("a span may fall: a track whose value falls as the handle moves right", () => {
+    const { page, model } = sliderPage({ lo: 1, hi: 0 }, { span: [1, 0] }, { min: 0, max: 1 });
+    assert.equal(page.registered.apply({ "rule.bias": 0.25 })["rule.bias"], 0.25);
+    assert.equal(model.releasedAt, 100 + 0.75 * 200);
+  });
+
+  test("a value more than a pixel from what the page can hold is refused, saying both", () => {
+    const { page } = sliderPage({ lo: 0, hi: 1, step: 0.1 }, { scale: 0.01 }, { min: 0, max: 100 });
+    throwsNaming(() => page.registered.apply({ "rule.bias": 33 }), "rule.bias: set 33, the page holds 30");
+  });
+
+  test("a drag to the value the page holds already is not made (a page may rebuild on every drag)", () => {
+    const { page, model } = sliderPage({ lo: 0, hi: 1, step: 0.0025 }, { scale: 0.01 }, { min: 0, max: 100 });
+    page.registered.apply({ "rule.bias": 33.3 });
+    assert.equal(model.presses, 1);
+    page.registered.apply({ "rule.bias": 33.25 });
+    page.registered.apply({ "rule.bias": 33.3 }); // within a pixel of what it holds: it would land there again
+    page.registered.reset({ "rule.bias": 33.25 });
+    assert.equal(model.presses, 1);
+    page.registered.apply({ "rule.bias": 50 });
+    assert.equal(model.presses, 2);
+  });
+});
+
+describe("a reset, and the values a page gets when it opens: what the page takes, and what it did not", () => {
+  /** the flock, with a speed it always takes and a size whose global is missing */
+  const cappedPage = () =>
+    cappedFlock([
+      { path: "flock.speed", type: "number", bind: { global: "model.speed" } },
+      { path: "flock.size", type: "number", bind: { global: "model.missing.size" } },
+    ]);
+
+  test("a reset sets the others and names the refused one with what was asked and what the page holds", () => {
+    const { page, model } = cappedPage();
+    const state = page.registered.reset({ "flock.population": 500, "flock.speed": 3 });
+    assert.equal(model.speed, 3);
+    assert.equal(model.count, 40);
+    assert.deepEqual(state[REFUSED_KEY], { "flock.population": { asked: 500, held: 40 } });
+    assert.equal(state["flock.population"], 40);
+  });
+
+  test("a binding that finds nothing is one refusal, with its error; the others are set", () => {
+    const { page, model } = cappedPage();
+    const state = page.registered.reset({ "flock.population": 100, "flock.speed": 2, "flock.size": 4 });
+    assert.deepEqual([model.count, model.speed], [100, 2]);
+    assert.deepEqual(state[REFUSED_KEY], {
+      "flock.size": { asked: 4, held: null, error: "bind.global 'model.missing.size': 'model.missing' is undefined" },
+    });
+  });
+
+  test("the values a page gets when it opens (no id) are taken the same way; a call's apply stays all or nothing", () => {
+    const { page, model } = cappedPage();
+    const opened = page.registered.apply({ "flock.population": 500, "flock.speed": 3 }, { id: undefined });
+    assert.deepEqual(opened[REFUSED_KEY], { "flock.population": { asked: 500, held: 40 } });
+    assert.equal(model.speed, 3);
+    throwsNaming(() => page.registered.apply({ "flock.population": 500, "flock.speed": 4 }, { id: "r1" }), "flock.population: set 500, the page holds 40");
+    assert.equal(model.speed, 3); // put back
+    const taken = page.registered.reset({ "flock.population": 100, "flock.speed": 1 });
+    assert.equal(REFUSED_KEY in taken, false);
+  });
+});
+
+
+describe("what pages by other authors need: toggles, keys, every match, assignments, a wait since the start", () => {
+  /** A play button whose label says what a click does next: "Pause" while it runs. */
+  function playButton() {
+    const model = { running: false };
+    const button = new FakeControl("button", { text: "Play" });
+    button.onclick = () => {
+      model.running = !model.running;
+      button.textContent = model.running ? "Pause" : "Play";
+      button.attrs["aria-pressed"] = String(model.running);
+    };
+    return { model, button };
+  }
+
+  for (const [how, pressed] of /** @type {[string, any][]} */ ([["its label", { text: "Pause" }], ["aria-pressed", undefined]])) {
+    test(`a toggle button is clicked only when it does not show the value (read from ${how})`, () => {
+      const { model, button } = playButton();
+      const page = makePage({ elements: { "#play": [button] } });
+      const bind = { toggle: "#play", ...(pressed ? { pressed } : {}) };
+      page.runtime.start(spec({ params: [{ path: "sim.running", type: "boolean", bind }] }), {});
+      assert.deepEqual(page.registered.apply({ "sim.running": true }), { "sim.running": true });
+      assert.equal(model.running, true);
+      page.registered.apply({ "sim.running": true }); // on already: no click, no flip
+      assert.equal(button.clicks, 1);
+      assert.deepEqual(page.registered.apply({ "sim.running": false }), { "sim.running": false });
+      assert.deepEqual([model.running, button.clicks], [false, 2]);
+    });
+  }
+
+  test("a toggle's class says it is on; a disabled one is refused as a person could not press it", () => {
+    const button = new FakeControl("button");
+    const classes = new Set();
+    /** @type {any} */ (button).classList = { contains: (/** @type {string} */ c) => classes.has(c) };
+    button.onclick = () => (classes.has("on") ? classes.delete("on") : classes.add("on"));
+    const page = makePage({ elements: { "#go": [button] } });
+    page.runtime.start(spec({ params: [{ path: "go", type: "boolean", bind: { toggle: "#go", pressed: { class: "on" } } }] }), {});
+    assert.deepEqual(page.registered.apply({ go: true }), { go: true });
+    button.disabled = true;
+    throwsNaming(() => page.registered.apply({ go: false }), "go: bind.toggle '#go' is disabled (a person could not press it now)");
+    assert.equal(page.registered.apply({ go: true }).go, true); // showing it already: nothing to press
+  });
+
+  test("a key step presses the key as a person does, with the legacy codes older pages read", () => {
+    const page = makePage();
+    const seen = /** @type {any[]} */ ([]);
+    const body = { dispatchEvent: (/** @type {any} */ e) => seen.push(e) };
+    page.win.document.body = body;
+    page.win.KeyboardEvent = class {
+      /** @param {string} type @param {any} init */
+      constructor(type, init) {
+        Object.assign(this, init, { type });
+      }
+    };
+    page.runtime.start(
+      spec({
+        actions: [
+          { name: "pause", steps: [{ key: "p" }] },
+          { name: "splat", steps: [{ key: " ", modifiers: ["shift"] }] },
+          { name: "undo", steps: [{ key: "z", modifiers: ["ctrl"] }] },
+          { name: "up", steps: [{ key: "ArrowUp" }] },
+        ],
+      }),
+      {},
+    );
+    page.registered.action("pause");
+    assert.deepEqual(seen.map((e) => [e.type, e.key, e.code, e.keyCode, e.which]), [
+      ["keydown", "p", "KeyP", 80, 80],
+      ["keypress", "p", "KeyP", 112, 112],
+      ["keyup", "p", "KeyP", 80, 80],
+    ]);
+    assert.ok(seen.every((e) => e.bubbles && e.cancelable && !e.shiftKey));
+    seen.length = 0;
+    page.registered.action("splat");
+    assert.deepEqual(seen.map((e) => [e.type, e.code, e.keyCode, e.shiftKey]), [
+      ["keydown", "Space", 32, true],
+      ["keypress", "Space", 32, true],
+      ["keyup", "Space", 32, true],
+    ]);
+    seen.length = 0;
+    page.registered.action("undo"); // a shortcut with ctrl types nothing: no keypress
+    assert.deepEqual(seen.map((e) => [e.type, e.ctrlKey]), [["keydown", true], ["keyup", true]]);
+    seen.length = 0;
+    page.registered.action("up");
+    assert.deepEqual(seen.map((e) => [e.type, e.keyCode]), [["keydown", NAMED_KEYS.ArrowUp.keyCode], ["keyup", 38]]);
+  });
+
+  test("a key step's `on` must name an element, checked before any step runs", () => {
+    const page = makePage();
+    page.runtime.start(spec({ actions: [{ name: "k", steps: [{ call: "go" }, { key: "p", on: "#canvas" }] }] }), {
+      go: { get: () => () => assert.fail("no step runs when a later one cannot") },
+    });
+    throwsNaming(() => page.registered.action("k"), "actions.k: bind[1].on '#canvas' matches no element");
+  });
+
+  test("clicking every match clicks each cell as the step finds them; none is fine, a bad selector is not", () => {
+    const cells = [new FakeControl("div"), new FakeControl("div"), new FakeControl("div")];
+    const elements = { ".cell.alive": cells };
+    const page = makePage({ elements });
+    page.runtime.start(spec({ actions: [{ name: "clear", steps: [{ click: ".cell.alive", all: true }] }, { name: "bad", steps: [{ click: "!!", all: true }] }] }), {});
+    page.registered.action("clear");
+    assert.deepEqual(cells.map((c) => c.clicks), [1, 1, 1]);
+    elements[".cell.alive"] = [];
+    page.registered.action("clear"); // a clear board: nothing to click
+    throwsNaming(() => page.registered.action("bad"), /^actions\.bad: bind\.click '!!' is not a valid CSS selector/);
+  });
+
+  test("an assign step writes a fresh copy of its value to the page's model each run", () => {
+    let trail = [1, 2, 3];
+    const scene = { trail: [4], settings: Object.freeze({ speed: 1 }) };
+    const page = makePage();
+    page.runtime.start(
+      spec({
+        actions: [
+          { name: "clear", steps: [{ assign: "trail", value: [] }, { assign: "scene.trail", value: [] }] },
+          { name: "frozen", steps: [{ assign: "scene.settings.speed", value: 2 }] },
+          { name: "missing", steps: [{ assign: "nothing.here", value: 1 }] },
+        ],
+      }),
+      { trail: { get: () => trail, set: (v) => (trail = /** @type {number[]} */ (v)) }, scene: { get: () => scene }, nothing: { get: () => undefined } },
+    );
+    page.registered.action("clear");
+    assert.deepEqual([trail, scene.trail], [[], []]);
+    trail.push(9);
+    page.registered.action("clear");
+    assert.deepEqual(trail, []); // not the array the page filled last time
+    throwsNaming(() => page.registered.action("frozen"), /^actions\.frozen: bind\.assign 'scene\.settings\.speed' (is read-only|cannot be written)/);
+    throwsNaming(() => page.registered.action("missing"), "actions.missing: bind.assign 'nothing.here': 'nothing' is undefined");
+  });
+
+  test("a wait since the start holds once its value changed from (or grew by `by` from) what it was as the action began", async () => {
+    let generation = 7;
+    const page = makePage();
+    page.runtime.expr("action step step 1", () => generation);
+    page.runtime.expr("action two step 1", () => generation);
+    page.runtime.start(
+      spec({
+        actions: [
+          { name: "step", steps: [{ call: "tick" }, { wait: "generation", expr_key: "action step step 1", timeout: 2, since: "start" }] },
+          { name: "two", steps: [{ call: "tick" }, { wait: "generation", expr_key: "action two step 1", timeout: 2, since: "start", by: 2 }] },
+        ],
+      }),
+      { tick: { get: () => () => {} } }, // the page's button: its next generation comes in its own time
+    );
+    const step = page.registered.action("step");
+    let over = false;
+    step.then(() => (over = true));
+    page.tick(WAIT_POLL_MS);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(over, false, "the generation it began at does not count");
+    generation += 1; // the page's own next generation
+    page.tick(WAIT_POLL_MS);
+    await step;
+    const two = page.registered.action("two");
+    generation += 1; // one generation only: it never grows by 2
+    page.tick(WAIT_POLL_MS);
+    tickLater(page, 3_000); // past its 2 s
+    await assert.rejects(two, { message: "actions.two: bind[1].wait: 'generation' to grow by 2 from 8 did not hold within 2 s" });
+  });
 });

@@ -24,7 +24,7 @@ const NONCE = "0123456789abcdef0123456789abcdef";
 describe("constants", () => {
   test("match docs/protocol.md", () => {
     assert.equal(PROTOCOL_VERSION, 1);
-    assert.equal(protocol.PROTOCOL_MINOR, 8);
+    assert.equal(protocol.PROTOCOL_MINOR, 9);
     assert.equal(protocol.MAX_ACTION_NAME, 200);
     assert.equal(protocol.MAX_PICTURE_SIDE, 1024);
     assert.equal(protocol.MAX_PICTURE_BYTES, 524288);
@@ -52,6 +52,7 @@ describe("constants", () => {
       "PARENT_SOURCE",
       "PROTOCOL_MINOR",
       "PROTOCOL_VERSION",
+      "REFUSED_KEY",
       "SANDBOX_SOURCE",
       "TARGET_SOURCE",
       "THEME_ATTR",

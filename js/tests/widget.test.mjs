@@ -2,6 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Relay, boundState, jsonShape, MAX_STATE_CHARS, MAX_STATE_DEPTH, MAX_STATE_VALUES, MAX_TARGET_MESSAGES_PER_S } from "../host/relay.js";
+import { REFUSED_KEY } from "../protocol.js";
 import {
   OBSERVABLE_WINDOW_MS,
   SAMPLE_SLOT_MS,
@@ -524,4 +525,19 @@ test("a picture is not a call answered: a page that reloads after each one stays
   relay.fromKernel(req("r3"));
   fromTarget(relay, { type: "state", id: "r3", payload: {} });
   assert.equal(relay.answered, true);
+});
+
+test("a later state never drops a bound page's news of values it did not take before it reached the kernel", async () => {
+  const { relay, toKernel } = setup();
+  fromTarget(relay, { type: "ready", load: "a" });
+  const refused = { "board.occupied": { asked: 90, held: 80 } };
+  fromTarget(relay, { type: "state", payload: { x: 1, [REFUSED_KEY]: refused } }); // the catch-up's answer
+  fromTarget(relay, { type: "state", payload: { x: 2 } }); // the page's own report, within the interval
+  fromTarget(relay, { type: "state", payload: { x: 3 } });
+  const states = () => toKernel.filter((m) => m.kind === "event" && m.type === "state");
+  for (const until = Date.now() + 5000; states().length === 0 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.deepEqual(states().map((m) => m.payload), [{ x: 3, [REFUSED_KEY]: refused }]); // the latest, with the news
+  fromTarget(relay, { type: "state", payload: { x: 4 } });
+  for (const until = Date.now() + 5000; states().length < 2 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.deepEqual(states()[1].payload, { x: 4 }); // once
 });

@@ -188,6 +188,10 @@ class ChatController:
         except Exception:
             log.debug("could not send a chat event", exc_info=True)
 
+    def notice(self, text: str) -> None:
+        """A line of news in the panel's log (role ``notice``): a bound page kept its own value."""
+        self._append({"role": "notice", "text": text})
+
     def _append(self, entry: dict[str, Any]) -> None:
         entry = redact({**entry, "time": round(time.time(), 3)})
         with self._lock:

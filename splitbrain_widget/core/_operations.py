@@ -19,6 +19,7 @@ import difflib
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
@@ -26,7 +27,7 @@ from typing import Any, Protocol, TypeVar, cast
 from ..manifest import Manifest, ParameterError
 from ..manifest.registry import Target, TargetError, list_targets, load_target
 from ..protocol import ERROR_CODES, PROTOCOL_VERSION, ChangedValue, ErrorCode, ErrorInfo, Op, ToolResult, request
-from . import _kernel_tap
+from . import _kernel_tap, _page_truth
 from ._audit import AuditEntry, AuditLog, current_source
 from ._bridge import Bridge, PendingRequest
 from ._call_line import BLOCKING_CALL, CallLine, turn_key
@@ -104,6 +105,7 @@ class Operations:
         self.host = host
         self.timeout = timeout
         self.audit = AuditLog()
+        self.on_page_kept: Callable[[str], None] | None = None  # the panel's notice (the widget sets it)
 
     @property
     def host(self) -> ViewHost | Host:
@@ -153,12 +155,89 @@ class Operations:
                 applied=False,
             )
         changed = {path: _changed(manifest, path, v) for path, v in coerced.items()}
-        return (yield from self.deliver("apply", {"values": coerced}, timeout, changed=changed, commit=coerced))
+        result = yield from self.deliver("apply", {"values": coerced}, timeout, changed=changed, commit=coerced)
+        return self._follow(result, coerced)
 
     def reset(self, timeout: float | None) -> Operation:
         defaults = self._session.target.manifest.defaults()
         changed = {path: _changed(self._session.target.manifest, path, v) for path, v in defaults.items()}
-        return (yield from self.deliver("reset", {"values": defaults}, timeout, changed=changed, commit=defaults))
+        result = yield from self.deliver("reset", {"values": defaults}, timeout, changed=changed, commit=defaults)
+        return self._follow(result, defaults)
+
+    def _follow(self, result: ToolResult, asked: Mapping[str, Any]) -> ToolResult:
+        """A bound page's answer to a set or reset: each asked parameter's value in ``values`` becomes
+        what the page's model holds (where nothing newer was set since), ``changed`` says the page's
+        value beside the one asked, and the message where they differ (``rule.bias: asked 33.3, the
+        page took 33.25``); a value the page did not take at all (a reset's) is warned of too."""
+        manifest = self._session.target.manifest
+        if not (result.ok and manifest.bound and result.state):
+            return result
+        refused = _page_truth.refusals(manifest, result.state)
+        named = {h.path for h in refused}
+        differ = [h for h in _page_truth.took(manifest, result.state, asked) if h.path not in named] + refused
+        if not differ:
+            return result
+        self._take_page_values(differ)
+        changed = dict(result.changed)
+        for held in differ:
+            if held.held is not None and held.path in changed:
+                changed[held.path] = {**changed[held.path], "value": held.held, "asked": held.asked}
+        if refused:
+            self._page_kept(refused)
+        text = _page_truth.words(manifest, differ)
+        return result.model_copy(update={"changed": changed, "message": f"{result.message}; {text}"})
+
+    def page_refused(self, state: Mapping[str, Any]) -> None:
+        """A bound page's state after values it got outside a call (as it opened, or ``values`` assigned
+        directly): those it did not take (named under ``_refused``) are taken from it as it holds them,
+        warned of, audited and told to the panel."""
+        manifest = self._session.target.manifest
+        refused = _page_truth.refusals(manifest, state) if manifest.bound else []
+        if not refused:
+            return
+        self._take_page_values(refused)
+        text = self._page_kept(refused)
+        self.audit.record(
+            AuditEntry(
+                time=time.time(),
+                op="page_kept",
+                arguments={},
+                ok=True,
+                code=None,
+                message=text,
+                duration_ms=0.0,
+                view_id=None,
+                views_applied=0,
+                changed={h.path: copy.deepcopy(h.held) for h in refused if h.held is not None},
+                target=self._session.target.id,
+                source="view",
+            )
+        )
+
+    def _take_page_values(self, held: list[_page_truth.Held]) -> None:
+        """Commit the page's values, each where ``values`` still holds the one asked (a newer set wins)."""
+        manifest = self._session.target.manifest
+        with self._session.lock:
+            current = self._session.values
+            taken = {
+                h.path: h.held
+                for h in held
+                if h.held is not None
+                and h.path in manifest.parameters
+                and _page_truth.same(current.get(h.path), h.asked)
+            }
+            if taken:
+                self._session.commit(taken, defer_echo=False)
+
+    def _page_kept(self, refused: list[_page_truth.Held]) -> str:
+        """Warn (Python) and tell the panel that the page kept its own values for ``refused``."""
+        text = f"the page of '{self._session.target.id}' kept its own values: " + _page_truth.words(
+            self._session.target.manifest, refused
+        )
+        warnings.warn(text, _page_truth.PageValueWarning, stacklevel=2)
+        if self.on_page_kept is not None:
+            self.on_page_kept(text)
+        return text
 
     def fetch_state(self, timeout: float | None) -> Operation:
         return (yield from self.deliver("state", {}, timeout, needs_view=True))

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from ._errors import SHAPE_TAG, kind_of, shown
-from ._names import attribute, events_list, js_path, non_blank, true_only
+from ._names import attribute, events_list, js_path, non_blank, true_only, true_only_all
 
 DOM_EVENTS = ("input", "change")
 
@@ -103,11 +103,31 @@ class _Conversion(BaseModel):
                 raise ValueError(f"@values: two manifest values map to the same page value {twice[0]}")
 
 
+class PressedRead(_Binding):
+    """How a toggle button shows that it is on: ``{"attr": "aria-pressed"}`` (the default: on when the
+    attribute is ``"true"``), ``{"class": "active"}`` (on while the button has the class) or
+    ``{"text": "Pause"}`` (on while its trimmed label is that text: a play button that says "Pause"
+    while the simulation runs)."""
+
+    KINDS = ("attr", "class", "text")
+    SHAPES = '{"attr": "<attribute>"}, {"class": "<class name>"} or {"text": "<label while on>"}'
+
+    attr: Annotated[str, Field(strict=True), AfterValidator(attribute)] | None = None
+    class_: Annotated[str, Field(strict=True, pattern=r"^[^\s]+$")] | None = Field(default=None, alias="class")
+    text: Source | None = None
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in self.KINDS if getattr(self, "class_" if k == "class" else k) is not None)
+
+
 class ParameterBinding(_Binding, _Conversion):
     """Where a bound page keeps a parameter: ``{"global": "sim.speed"}``, ``{"selector": "#speed"}``
     or ``{"call": "frameRate"}`` (a function the page is set through, called with the value; the
     parameter then needs a ``read``), or ``{"calls": {"true": "loop", "false": "noLoop"}}`` (a function
-    per value of a boolean or enum, called with nothing; it too needs a ``read``).
+    per value of a boolean or enum, called with nothing; it too needs a ``read``), or ``{"toggle":
+    "#play", "pressed": {"text": "Pause"}}`` (a boolean shown by a button that a click turns on and
+    off; ``pressed`` says how it shows that it is on, by default its ``aria-pressed``).
 
     ``event`` (selector only): the events fired after the value is set, as a person's input fires
     them (default ``input`` then ``change``; ``click`` for a checkbox whose page listens to its
@@ -116,10 +136,11 @@ class ParameterBinding(_Binding, _Conversion):
     how the page stores the value (see :class:`_Conversion`).
     """
 
-    KINDS = ("global", "selector", "call", "calls", "drag")
+    KINDS = ("global", "selector", "call", "calls", "drag", "toggle")
     SHAPES = (
         '{"global": "<dotted path>"}, {"selector": "<CSS selector>"}, {"call": "<dotted path of a function>"}, '
-        '{"calls": {"<value>": "<function>", ...}} or {"drag": "<CSS selector of a handle>"}, optionally with "after"'
+        '{"calls": {"<value>": "<function>", ...}}, {"drag": "<CSS selector of a handle>"} or '
+        '{"toggle": "<CSS selector of a button>"}, optionally with "after"'
     )
 
     global_: JsPath | None = Field(default=None, alias="global")
@@ -128,9 +149,14 @@ class ParameterBinding(_Binding, _Conversion):
     # a function per value, called with no argument: {"true": "loop", "false": "noLoop"}
     calls: Annotated[dict[str, JsPath], Field(min_length=1)] | None = None
     drag: Selector | None = None  # a custom slider's handle, dragged along its track as a person does
+    toggle: Selector | None = None  # a button a click turns on and off (a boolean parameter)
+    pressed: PressedRead | None = None  # how the toggle shows that it is on (default: aria-pressed)
     track: Selector | None = None  # the element it slides along (default: the handle's parent)
     axis: Literal["x", "y"] | None = None  # "y": a vertical slider, its value growing upwards
-    span: tuple[float, float] | None = None  # the values at the track's two ends (default: the parameter's min, max)
+    # the page's values at the track's start and end, in the page's units (as its model holds them); it
+    # falls for a track whose value falls as the handle moves right (or up); default: the parameter's
+    # min and max, converted with scale/offset
+    span: tuple[float, float] | None = None
     event: Annotated[tuple[DomEvent, ...], BeforeValidator(events_list)] | None = None
     after: JsPath | None = None
 
@@ -140,12 +166,17 @@ class ParameterBinding(_Binding, _Conversion):
         self._only_with("track", "drag")
         self._only_with("axis", "drag")
         self._only_with("span", "drag")
+        self._only_with("pressed", "toggle")
+        if self.toggle is not None and (self.values is not None or self.scale is not None or self.offset is not None):
+            raise ValueError("@toggle: a button is on or off; give no 'values', 'scale' or 'offset'")
         if self.calls is not None and (self.values is not None or self.scale is not None or self.offset is not None):
             raise ValueError(
                 "@calls: a function per value converts the value itself; give no 'values', 'scale' or 'offset'"
             )
-        if self.span is not None and not self.span[0] < self.span[1]:
-            raise ValueError(f"@span: expected [low, high] with low < high, got {list(self.span)}")
+        if self.span is not None and self.span[0] == self.span[1]:
+            raise ValueError(
+                f"@span: expected the page's values at the track's two ends, which differ, got {list(self.span)}"
+            )
         self._conversion_consistent()
         return self
 
@@ -185,6 +216,8 @@ class ObservableRead(_Binding, _Conversion):
 
 
 MAX_STEPS = 20  # steps of one action
+MAX_KEY = 32  # characters of a key step's key ("ArrowUp", "Enter", "p")
+MAX_ASSIGN_CHARS = 10_000  # characters of an assign step's value as JSON
 MAX_ARGS = 8  # arguments of one call
 WAIT_S = 5.0  # a wait step's default timeout
 MAX_WAIT_S = 60.0  # and its longest
@@ -196,31 +229,85 @@ def _wait_timeout(value: float) -> float:
     return value
 
 
-class ActionBinding(_Binding):
-    """One step of what an action does on a bound page: ``{"click": "<CSS selector>"}``,
-    ``{"call": "<function path>", "args": [...]}``, ``{"set": {"<parameter>": value, ...}}`` (set
-    through the parameters' own bindings; the manifest checks the names and values) or ``{"wait":
-    "<JS expression>", "timeout": 5}``: the next step runs once the expression holds, and the action
-    fails if it does not within ``timeout`` seconds (on a headless page: of the page's virtual time,
-    which runs meanwhile)."""
+Modifier = Literal["shift", "ctrl", "alt", "meta"]
 
-    KINDS = ("click", "call", "set", "wait")
+
+def _key(value: str) -> str:
+    if not 0 < len(value) <= MAX_KEY:
+        raise ValueError(
+            f"expected a key as KeyboardEvent.key names it ('p', ' ', 'Enter', 'ArrowUp'), got {shown(value)}"
+        )
+    return value
+
+
+def _json_value(value: Any) -> Any:
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a JSON value, got {shown(value)}") from None
+    if len(text) > MAX_ASSIGN_CHARS:
+        raise ValueError(f"expected at most {MAX_ASSIGN_CHARS} characters of JSON, got {len(text)}")
+    return value
+
+
+class ActionBinding(_Binding):
+    """One step of what an action does on a bound page:
+
+    - ``{"click": "<CSS selector>"}``; with ``"all": true``, every element it matches, in order;
+    - ``{"key": "p", "modifiers": ["shift"], "on": "<CSS selector>"}``: a key pressed as a person
+      presses it (``keydown``, ``keypress`` for a printable key, ``keyup``), at the element ``on``
+      names (default: the focused element, else the page's body), bubbling up to the window;
+    - ``{"call": "<function path>", "args": [...]}``;
+    - ``{"set": {"<parameter>": value, ...}}``, through the parameters' own bindings (the manifest
+      checks the names and values);
+    - ``{"assign": "<dotted path>", "value": <JSON>}``: the page's model set to a value (a fresh copy
+      each run), as data: ``{"assign": "trail", "value": []}`` clears a trace;
+    - ``{"wait": "<JS expression>", "timeout": 5}``: the next step runs once the expression holds, and
+      the action fails if it does not within ``timeout`` seconds (on a headless page: of the page's
+      virtual time, which runs meanwhile). With ``"since": "start"`` the expression is a value, read
+      when the action begins, and the wait holds once it differs from that (with ``"by": n``, once a
+      number has grown by ``n``): "one more generation" is ``{"wait": "generation", "since":
+      "start"}``.
+    """
+
+    KINDS = ("click", "key", "call", "set", "assign", "wait")
     SHAPES = (
-        '{"click": "<CSS selector>"}, {"call": "<dotted path of a function>", "args": [...]}, '
-        '{"set": {"<parameter>": <value>}} or {"wait": "<JS expression>", "timeout": <seconds>}'
+        '{"click": "<CSS selector>"}, {"key": "<key>"}, {"call": "<dotted path of a function>", "args": [...]}, '
+        '{"set": {"<parameter>": <value>}}, {"assign": "<dotted path>", "value": <JSON>} or '
+        '{"wait": "<JS expression>", "timeout": <seconds>}'
     )
 
     click: Selector | None = None
+    all: Annotated[StrictBool, AfterValidator(true_only_all)] | None = None
+    key: Annotated[str, Field(strict=True), AfterValidator(_key)] | None = None
+    modifiers: Annotated[tuple[Modifier, ...], Field(max_length=4)] | None = None
+    on: Selector | None = None
     call: JsPath | None = None
     args: Annotated[tuple[Any, ...], Field(max_length=MAX_ARGS)] | None = None
     set: Annotated[dict[str, Any], Field(min_length=1)] | None = None
+    assign: JsPath | None = None
+    value: Annotated[Any, AfterValidator(_json_value)] = None
     wait: Source | None = None
     timeout: Annotated[float, Field(strict=False), AfterValidator(_wait_timeout)] | None = None
+    since: Literal["start"] | None = None
+    by: Annotated[float, Field(strict=False, gt=0)] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> ActionBinding:
         self._only_with("args", "call")
         self._only_with("timeout", "wait")
+        self._only_with("since", "wait")
+        self._only_with("all", "click")
+        self._only_with("modifiers", "key")
+        self._only_with("on", "key")
+        if self.by is not None and self.since is None:
+            raise ValueError('@by: applies only to a wait with "since": "start"')
+        if self.kind == "assign" and "value" not in self.model_fields_set:
+            raise ValueError("@value: an assign step needs the value to assign (JSON: a number, text, [], {}...)")
+        if self.kind != "assign" and "value" in self.model_fields_set:
+            raise ValueError('@value: applies only to an {"assign": ...} step')
+        if self.modifiers is not None and len(set(self.modifiers)) != len(self.modifiers):
+            raise ValueError(f"@modifiers: each at most once, got {list(self.modifiers)}")
         if self.args is not None:
             for i, arg in enumerate(self.args):
                 try:
@@ -228,6 +315,18 @@ class ActionBinding(_Binding):
                 except ValueError:
                     raise ValueError(f"@args.{i}: expected a JSON value, got {shown(arg)}") from None
         return self
+
+    @model_serializer(mode="wrap")
+    def _serialise(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Only the keys that are set; an assign's ``value`` even when it is ``null``."""
+        dumped = {k: v for k, v in handler(self).items() if v is not None}
+        if self.assign is not None:
+            dumped["value"] = handler(self).get("value")
+        return dumped
+
+    @field_serializer("modifiers")
+    def _modifier_list(self, modifiers: tuple[str, ...] | None) -> list[str] | None:
+        return None if modifiers is None else list(modifiers)
 
     @field_serializer("args")
     def _args_list(self, args: tuple[Any, ...] | None) -> list[Any] | None:

@@ -102,6 +102,12 @@ def true_only(value: bool) -> bool:
     return value
 
 
+def true_only_all(value: bool) -> bool:
+    if not value:
+        raise ValueError("expected true (click every match); leave 'all' out to click the first")
+    return value
+
+
 def events_list(value: Any) -> Any:
     if isinstance(value, list | tuple) and not value:
         raise ValueError("expected 'input', 'change', 'click' or a list of them, got an empty list")

@@ -117,7 +117,7 @@ def binding_spec(manifest: Manifest) -> dict[str, Any]:
             if step.set is not None:
                 dumped["set"] = manifest.coerce_many(step.set)
             if step.wait is not None:
-                dumped |= {"key": wait_key(name, i), "timeout": step.timeout or WAIT_S}
+                dumped |= {"expr_key": wait_key(name, i), "timeout": step.timeout or WAIT_S}
             steps.append(dumped)
         actions.append({"name": name, "steps": steps} | ({"when": True} if a.when is not None else {}))
     return {
@@ -156,6 +156,7 @@ def _roots(manifest: Manifest) -> dict[str, bool]:
     for a in manifest.actions.values():
         for step in a.steps:
             add(step.call)
+            add(step.assign, written=True)
     if manifest.ready is not None:
         add(manifest.ready.global_)
     return roots

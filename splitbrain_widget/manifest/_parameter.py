@@ -176,6 +176,10 @@ class Parameter(BaseModel):
                     "@bind.drag: a dragged control sets a number or integer parameter with a 'min' and a 'max' "
                     "(its track runs from one to the other), or a 'span' naming the values at the track's ends"
                 )
+        if self.bind is not None and self.bind.toggle is not None and self.type != "boolean":
+            raise ValueError(
+                f"@bind.toggle: a button that is on or off sets a boolean parameter, this one is {self.type}"
+            )
         for field, conv in (("bind", self.bind), ("read", self.read)):
             if conv is None:
                 continue

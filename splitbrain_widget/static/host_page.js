@@ -6,6 +6,7 @@ var PARENT_SOURCE = "splitbrain-parent";
 var TARGET_SOURCE = "splitbrain-target";
 var MAX_ERROR_TEXT = 500;
 var MAX_ACTION_NAME = 200;
+var REFUSED_KEY = "_refused";
 var MAX_PICTURE_SIDE = 1024;
 var MAX_PICTURE_BYTES = 512 * 1024;
 var MAX_PICTURE_BASE64 = 4 * Math.ceil(MAX_PICTURE_BYTES / 3);
@@ -470,7 +471,8 @@ var Relay = class {
    * @param {number} [chars]  the length of its JSON
    */
   stateEvent(state, chars = 0) {
-    this.pendingStateEvent = state;
+    const refused = this.pendingStateEvent?.[REFUSED_KEY];
+    this.pendingStateEvent = refused !== void 0 && !(REFUSED_KEY in state) ? { ...state, [REFUSED_KEY]: refused } : state;
     this.pendingStateChars = chars;
     if (this.stateTimer) return;
     const spacing = Math.max(STATE_EVENT_INTERVAL_MS, this.lastStateChars / STATE_EVENT_CHARS_PER_S * 1e3);

@@ -318,6 +318,8 @@ var PANEL_STYLE = `
 .sb-msg.sb-user { align-self: flex-end; background: #1565c0; color: #fff; max-width: 85%; }
 .sb-msg.sb-assistant { background: var(--jp-layout-color2, #f2f2f2); }
 .sb-msg.sb-error { background: var(--jp-error-color3, #fbe0e0); color: var(--jp-error-color0, #900); }
+/* the page kept its own value (a bound page refused one): the same warm tone as a note */
+.sb-msg.sb-notice { background: var(--jp-warn-color3, #fdf3d8); color: var(--jp-warn-color0, #6b4a00); }
 .sb-deadline { font-size: .9em; opacity: .85; }
 .sb-notes { display: flex; gap: 4px; flex-wrap: wrap; }
 .sb-note { font-size: .85em; border-radius: 10px; padding: 1px 8px; background: var(--jp-warn-color3, #fdf3d8); color: var(--jp-warn-color0, #6b4a00); }
@@ -481,6 +483,7 @@ function mountPanel(host, model, signal, announcer) {
     } else {
       bubble(entry.role, entry.text);
       if (rendered && entry.role === "error") announcer.say(entry.text, { urgent: true });
+      else if (rendered && entry.role === "notice") announcer.say(entry.text);
     }
   }
   function renderTranscript() {

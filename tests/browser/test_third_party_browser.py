@@ -47,7 +47,10 @@ def page_value(frame: Any, example: Example, path: str) -> Any:
     assert bind is not None
     if param.read is not None:
         held = frame.evaluate(f"() => ({param.read.global_ or param.read.expr})")
-        return float(held) if param.read.number and isinstance(held, str) else held  # fire stores the slider's text
+        held = float(held) if param.read.number and isinstance(held, str) else held  # fire stores the slider's text
+        if param.read.scale is not None or param.read.offset is not None:  # the page's units -> the manifest's
+            held = (held - (param.read.offset or 0)) / (param.read.scale or 1)
+        return held
     if bind.kind == "global":
         return frame.evaluate(f"() => ({bind.global_})")
     return frame.evaluate(
@@ -177,3 +180,45 @@ def test_the_chat_panel_steers_a_sketch_s_let_variable(open_notebook: Any) -> No
     assert state["state"]["pendulum.gravity"] == 2 and state["values"]["pendulum.gravity"] == 2
     angle = state["state"]["angle1"]
     wait_for(lambda: frame.evaluate("() => a1") != angle, timeout=10, what="the pendulum to keep swinging")
+
+
+@LAB_ONLY
+def test_a_rounded_drag_and_a_default_the_page_refuses_as_it_opens_are_what_the_kernel_says(
+    open_notebook: Any, tmp_path: Any
+) -> None:
+    """The Polygons page in JupyterLab: a drag the page rounds (asked 33.3 %, it keeps 33.25 %) is what
+    ``sim.values`` holds; a copy whose default handles would cross opens with the values the page
+    takes, says in the panel which it kept its own for, and the kernel's values are the page's."""
+    from ..test_bindings_truth import CROSSING, MODEL, _polygons_variant
+
+    example = next(e for e in EXAMPLES if e.name == "ncase_polygons")
+    nb, frame = open_example(open_notebook, example, ["report(sim.set_parameter('min_same', 33.3))"])
+    rounded = run(nb, 2)
+    assert rounded["ok"], rounded["error"]
+    held = frame.evaluate("() => BIAS * 100")
+    assert held == pytest.approx(33.25)
+    assert rounded["values"]["segregation.min_same"] == pytest.approx(held) == rounded["state"]["segregation.min_same"]
+
+    page = _polygons_variant(tmp_path, CROSSING, constraints=False)
+    crossing = open_notebook(
+        [
+            PREAMBLE + "\n" + REPORT,
+            f"sim = sb.TargetWidget({str(page)!r}, chat=True)\nsim",
+            "print('VALUES ' + json.dumps(dict(sim.values)))",
+        ]
+    )
+    run_preamble(crossing)
+    crossing.run_cell(1)
+    crossing.wait_view(1)
+    view = crossing.views(1).nth(0)
+    notice = view.locator(".sb-msg.sb-notice")
+    wait_for(lambda: notice.count() == 1, timeout=30, what="the panel's notice that the page kept its own values")
+    text = notice.inner_text()
+    assert text.startswith("the page of 'ncase_polygons' kept its own values: "), text
+    out = crossing.run_cell(2, timeout=60)
+    values = json.loads(next(line for line in out.splitlines() if line.startswith("VALUES "))[len("VALUES ") :])
+    page_frame = crossing.frame(1)
+    for path, expression in MODEL.items():
+        assert values[path] == pytest.approx(page_frame.evaluate(f"() => {expression}")), path
+    kept = [path for path in CROSSING if f"{path}: asked {CROSSING[path]} %" in text]
+    assert kept and all(abs(values[path] - CROSSING[path]) > 0.25 for path in kept)
