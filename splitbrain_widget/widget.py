@@ -624,6 +624,10 @@ class TargetWidget(anywidget.AnyWidget):
         self._receive(content)
         self._echo.sync()
 
+    def values_echo_waits(self) -> bool:
+        """Whether ``values`` is being assigned by a call's commit (its echo waits; its request carries them)."""
+        return self._echo.deferring("values")
+
     def receive_view_message(self, content: Any) -> None:
         """A message from a view (any thread): the comm's, a headless page's or a test's fake view."""
         self._receive(content)

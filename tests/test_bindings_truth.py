@@ -188,3 +188,29 @@ def test_a_track_whose_value_falls_as_the_handle_moves_right(tmp_path: Path) -> 
         assert _page(sim, "model.speed") == pytest.approx(30, abs=0.5)
         assert _page(sim, "parseFloat(knob.style.left)") == pytest.approx(140, abs=1)  # 70 % along the rail
         assert sim.values["dial.speed"] == pytest.approx(_page(sim, "model.speed"))
+
+
+def test_a_headless_page_gets_a_call_s_values_once_with_the_call_and_a_direct_assignment_without(
+    tmp_path: Path,
+) -> None:
+    """A call's values reach a headless page in its request only, as they reach a notebook view (whose
+    echo waits for a pause between calls): never first without an id, which a bound page takes as
+    values given outside a call (leniently: it would move to what it can hold, then get the call)."""
+    (tmp_path / "counter.html").write_text(
+        "<!doctype html><html><body><script>"
+        "window.applies = [];"
+        "SplitBrain.onApply((values, ctx) => { applies.push([ctx.id === undefined ? null : 'call', values]); });"
+        "SplitBrain.ready();"
+        "</script></body></html>",
+        encoding="utf-8",
+    )
+    manifest = {"id": "counter", "data": {"s": {"speed": {"type": "number", "value": 1, "min": 0, "max": 10}}}}
+    (tmp_path / "counter.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with _headless(tmp_path / "counter.html") as sim:
+        assert sim.set_parameter("speed", 4).ok and sim.set_parameter("speed", 5).ok
+        calls = [entry for entry in _page(sim, "applies") if entry[1]]  # the catch-up of a fresh page is {}
+        assert calls == [["call", {"s.speed": 4}], ["call", {"s.speed": 5}]]
+        before = _page(sim, "applies.length")
+        sim.values = {**sim.values, "s.speed": 7}  # assigned directly: the page gets it without an id
+        wait_for(lambda: _page(sim, "applies.length") > before, "the assigned value at the page")
+        assert _page(sim, "applies").pop() == [None, {"s.speed": 7}]

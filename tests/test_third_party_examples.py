@@ -182,6 +182,7 @@ EXAMPLES = (
             "restart": {"configuration": 1, "sim.paused": True},  # the next of its six chains, paused
             "run": {"sim.paused": False},
             "step": {"sim.paused": True},
+            "clear_trail": {"trail": 0},
         },
         model={"sim.substeps": "scene.numSubSteps", "sim.gravity": "scene.gravity", "sim.paused": "scene.paused"},
     ),
@@ -195,6 +196,23 @@ EXAMPLES = (
         late=("average_rolls",),  # the sketch's <p> is empty until a first game ends
         # p5's own instance, not the globals the bindings read
         model={"sketch.speed": "p5.instance._targetFrameRate", "sketch.running": "p5.instance._loop"},
+    ),
+    Example(
+        "nolan_life",
+        "toggle buttons",
+        "The MIT License (MIT)",
+        {"life.running": True},
+        clock="",  # no counter of its own: tests/test_third_party_examples.py::test_nolan_life_* run it
+        # from an empty board: five cells pressed, a generation, nothing while paused, a random
+        # board of 600 cells, every live one pressed dead
+        actions={
+            "glider": {"alive": 5},
+            "step": {"alive": 5},
+            "one_more": {"alive": 5},
+            "randomize": {"cells": 600},
+            "clear": {"alive": 0},
+        },
+        model={"life.running": "playing"},
     ),
 )
 IDS = [e.name for e in EXAMPLES]
@@ -239,6 +257,7 @@ def test_the_manifest_loads_and_binds_everything(example: Example) -> None:
         "custom sliders": {"drag"},
         "calls": {"call", "calls"},
         "form controls and globals": {"selector", "global"},
+        "toggle buttons": {"toggle"},
     }
     assert kinds == expected.get(example.kind, {"global"})
     assert set(example.changes) == set(manifest.parameters), "the test changes every parameter"
@@ -430,3 +449,35 @@ def test_triple_pendulum_fewer_substeps_drift_further_from_the_analytic_chain() 
             assert notch == {1: "0", 10000: "5"}[substeps]  # the slider's notch, set as a person sets it
             drift[substeps] = sim.advance(1.0)["divergence"]
     assert drift[1] > 10 * drift[10000], drift
+
+
+@pytest.mark.browser
+def test_nolan_life_runs_by_its_own_button_and_its_cells_are_pressed_as_a_person_presses_them() -> None:
+    """The toggle's label says Pause while it runs (Start, then Resume, when not); a second set to
+    what it shows does not press it again; `one_more` waits for the board's own next generation on
+    the page's clock; `clear` presses every live cell, also while it runs."""
+    require_browser()
+    from splitbrain_widget.headless import HeadlessTarget
+
+    with HeadlessTarget(THIRD_PARTY / "nolan_life" / "nolan_life.html", timeout=30) as sim:
+        ev = sim.host.page._frame_evaluate
+        board = "Array.from(document.querySelectorAll('#gol-table td'), (td) => +td.classList.contains('alive')).join('')"
+        assert sim.act("glider").ok and ev("document.querySelectorAll('#gol-table td.alive').length") == 5
+        assert sim.act("glider").ok  # its `when`: not on a board that has cells
+        assert ev("document.querySelectorAll('#gol-table td.alive').length") == 5
+        assert ev("document.querySelector('#btn-pauseplay').textContent") == "Start"
+        running = sim.set_parameter("running", True)
+        assert running.ok and running.state["life.running"] is True and running.state["label"] == "Pause"
+        assert sim.set_parameter("running", True).ok and ev("playing") is True  # showing Pause: not pressed again
+        before = ev(board)
+        more = sim.act("one_more")
+        assert more.ok, more.error
+        after = ev(board)
+        assert after != before and more.state["alive"] == 5  # the glider moved on, one generation
+        cleared = sim.act("clear")  # while it runs
+        assert cleared.ok and cleared.state["alive"] == 0
+        paused = sim.set_parameter("running", False)
+        assert paused.ok and paused.state["label"] == "Resume" and ev("playing") is False
+        assert sim.set_parameter("running", False).ok and ev("playing") is False  # not flipped back
+        assert sim.act("one_more").ok  # paused: its `when` does nothing
+        assert sim.values["life.running"] is False

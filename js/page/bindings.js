@@ -763,6 +763,29 @@ function makeRuntime(win) {
 
   // -- handlers -------------------------------------------------------------------------------
 
+  // -- clicks -----------------------------------------------------------------------------------
+
+  /**
+   * Click an element as a person's mouse does: pressed and released at its centre (pointer and
+   * mouse events both, for a page that acts on the press, as a board of cells often does), then
+   * the click itself.
+   * @param {HTMLElement} element
+   */
+  function clickLikeAPerson(element) {
+    const box = typeof element.getBoundingClientRect === "function" ? element.getBoundingClientRect() : null;
+    const at = box ? { clientX: box.left + box.width / 2, clientY: box.top + box.height / 2 } : {};
+    const Pointer = /** @type {any} */ (win).PointerEvent ?? /** @type {any} */ (win).MouseEvent;
+    const Mouse = /** @type {any} */ (win).MouseEvent;
+    if (Mouse !== undefined) {
+      for (const [kind, buttons] of /** @type {[string, number][]} */ ([["down", 1], ["up", 0]])) {
+        const init = { bubbles: true, cancelable: true, composed: true, button: 0, buttons, ...at };
+        element.dispatchEvent(new Pointer(`pointer${kind}`, { ...init, pointerId: 1, pointerType: "mouse", isPrimary: true }));
+        element.dispatchEvent(new Mouse(`mouse${kind}`, init));
+      }
+    }
+    element.click();
+  }
+
   // -- toggle buttons ---------------------------------------------------------------------------
 
   /**
@@ -812,7 +835,7 @@ function makeRuntime(win) {
     check();
     return () => {
       const { button, holds } = check(); // looked up again: an earlier step may have replaced it
-      if (!holds) button.click();
+      if (!holds) clickLikeAPerson(button);
     };
   }
 
@@ -1337,12 +1360,12 @@ function makeRuntime(win) {
         };
         each();
         return () => {
-          for (const element of each()) element.click();
+          for (const element of each()) clickLikeAPerson(element);
         };
       }
       const check = () => clickable(select(where, `${field}click`, selector)[0]);
       check();
-      return () => check().click(); // looked up again: an earlier step may have replaced it
+      return () => clickLikeAPerson(check()); // looked up again: an earlier step may have replaced it
     }
     if (step.key !== undefined) return prepareKey(where, field, step);
     if (step.assign !== undefined) {

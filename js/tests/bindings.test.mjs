@@ -1296,8 +1296,16 @@ describe("what pages by other authors need: toggles, keys, every match, assignme
     const elements = { ".cell.alive": cells };
     const page = makePage({ elements });
     page.runtime.start(spec({ actions: [{ name: "clear", steps: [{ click: ".cell.alive", all: true }] }, { name: "bad", steps: [{ click: "!!", all: true }] }] }), {});
+    page.win.MouseEvent = class {
+      /** @param {string} type @param {any} init */
+      constructor(type, init) {
+        Object.assign(this, init, { type });
+      }
+    };
     page.registered.action("clear");
     assert.deepEqual(cells.map((c) => c.clicks), [1, 1, 1]);
+    // pressed and released as a mouse does, then clicked: a board whose cells act on the press works too
+    assert.deepEqual(cells[0].events.map((e) => e.type), ["pointerdown", "mousedown", "pointerup", "mouseup"]);
     elements[".cell.alive"] = [];
     page.registered.action("clear"); // a clear board: nothing to click
     throwsNaming(() => page.registered.action("bad"), /^actions\.bad: bind\.click '!!' is not a valid CSS selector/);

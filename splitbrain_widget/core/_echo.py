@@ -71,6 +71,11 @@ class EchoThrottle:
             return True
         return False
 
+    def deferring(self, name: str) -> bool:
+        """Whether assignments to trait ``name`` are being deferred now (a call's commit, whose request
+        carries the values and goes out next)."""
+        return name in self._deferring
+
     @contextlib.contextmanager
     def deferred(self, name: str | None) -> Iterator[None]:
         """Assignments to trait ``name`` in this block reach the views with the next :meth:`sync`."""

@@ -177,7 +177,7 @@ class Operations:
         differ = [h for h in _page_truth.took(manifest, result.state, asked) if h.path not in named] + refused
         if not differ:
             return result
-        self._take_page_values(differ)
+        refused = [h for h in self._take_page_values(differ) if h.refused]
         changed = dict(result.changed)
         for held in differ:
             if held.held is not None and held.path in changed:
@@ -193,9 +193,9 @@ class Operations:
         warned of, audited and told to the panel."""
         manifest = self._session.target.manifest
         refused = _page_truth.refusals(manifest, state) if manifest.bound else []
+        refused = self._take_page_values(refused)
         if not refused:
             return
-        self._take_page_values(refused)
         text = self._page_kept(refused)
         self.audit.record(
             AuditEntry(
@@ -214,20 +214,18 @@ class Operations:
             )
         )
 
-    def _take_page_values(self, held: list[_page_truth.Held]) -> None:
-        """Commit the page's values, each where ``values`` still holds the one asked (a newer set wins)."""
+    def _take_page_values(self, held: list[_page_truth.Held]) -> list[_page_truth.Held]:
+        """Commit the page's values, each where ``values`` still holds the one asked, and return those:
+        a value the kernel has moved on from since (a newer set, a refused call's values put back) is
+        old news, neither taken nor told."""
         manifest = self._session.target.manifest
         with self._session.lock:
             current = self._session.values
-            taken = {
-                h.path: h.held
-                for h in held
-                if h.held is not None
-                and h.path in manifest.parameters
-                and _page_truth.same(current.get(h.path), h.asked)
-            }
+            news = [h for h in held if h.path in manifest.parameters and _page_truth.same(current.get(h.path), h.asked)]
+            taken = {h.path: h.held for h in news if h.held is not None}
             if taken:
                 self._session.commit(taken, defer_echo=False)
+        return news
 
     def _page_kept(self, refused: list[_page_truth.Held]) -> str:
         """Warn (Python) and tell the panel that the page kept its own values for ``refused``."""

@@ -54,17 +54,30 @@ class HeadlessHost:
             network=registry.network_sources(widget.target.manifest.csp),
         )
         # The page's relay reads the kernel's values as a view reads the synced trait.
+        self._held_values: dict[str, Any] | None = None  # a call's values, until its request went out
         widget.observe(self._values_changed, names="values")
         widget.observe(self._page_changed, names="_html")
 
     def send_request(self, message: RequestMessage) -> None:
         self.page.send(dict(message))
+        held, self._held_values = self._held_values, None
+        if held is not None:  # behind the request that carries them: the relay finds nothing new in them
+            self._push_values(held)
 
     def _values_changed(self, change: dict[str, Any]) -> None:
+        if self._widget.values_echo_waits():
+            # A call's commit: its request, sent next under the same lock, carries these values. Sent
+            # before it they would reach the page twice, first without an id (js/host/relay.js), as a
+            # notebook view never gets them: its echo waits for a pause between calls.
+            self._held_values = dict(change["new"])
+            return
+        self._push_values(dict(change["new"]))
+
+    def _push_values(self, values: dict[str, Any]) -> None:
         from ._headless_engine import HeadlessError
 
         with contextlib.suppress(HeadlessError):  # closing on another thread: it needs no values any more
-            self.page.set_values(dict(change["new"]))
+            self.page.set_values(values)
 
     def _page_changed(self, _change: dict[str, Any]) -> None:  # select_target: the new page replaces the old
         self.page.set_values(dict(self._widget.values))
