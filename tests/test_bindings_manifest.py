@@ -676,6 +676,16 @@ def test_a_wait_step_is_registered_as_an_expression_and_carries_its_timeout() ->
             {"wait": "n", "since": "start", "by": 0},
             "actions.run.bind.by: Input should be greater than 0",
         ),
+        (
+            "data.settings.speed.bind",
+            {"global": "x", "position": "speed / 2"},
+            'data.settings.speed.bind.position: applies only to a {"drag": ...} binding',
+        ),
+        (
+            "data.settings.speed.bind",
+            {"drag": "#k", "position": "speed / 2"},
+            "data.settings.speed.bind.position: a handle placed by an expression needs 'span'",
+        ),
     ],
 )
 def test_the_shapes_pages_by_others_need_name_the_field_when_wrong(path: str, value: Any, expected: str) -> None:

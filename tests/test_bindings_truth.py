@@ -83,7 +83,24 @@ def test_a_scaled_drag_without_span_lands_where_the_percent_says_and_with_span_t
         assert _page(sim, "[BIAS, 1 - EMPTINESS]") == [pytest.approx(0.25), pytest.approx(0.5)]
         assert sim.values["segregation.min_same"] == pytest.approx(25)
         assert sim.values["board.occupied"] == pytest.approx(50)
-        assert result.message == "applied"  # each landed exactly: nothing to say
+        # the triangles' handle stayed where it was (0.4 of the track): now 80 % of fewer polygons
+        assert result.message == "applied; board.triangles: the page moved it from 50 % to 80 %"
+        assert sim.values["board.triangles"] == pytest.approx(80) == _page(sim, "RATIO_TRIANGLES * 100")
+        assert result.changed["board.triangles"]["value"] == pytest.approx(80)
+
+
+def test_a_handle_placed_by_an_expression_of_another_parameter() -> None:
+    """The triangles' handle sits at their share of the occupied cells (``position``): a share of 30 %
+    of 60 % occupied cells is dragged to 0.18 of the track, whichever handle a call moves first."""
+    with _headless(POLYGONS / "ncase_polygons.html") as sim:
+        result = sim.set_parameters({"occupied": 60, "triangles": 30})
+        assert result.ok, result.error
+        assert _page(sim, "[1 - EMPTINESS, RATIO_TRIANGLES]") == [pytest.approx(0.6), pytest.approx(0.3, abs=0.005)]
+        assert sim.values["board.triangles"] == pytest.approx(_page(sim, "RATIO_TRIANGLES * 100"))
+        alone = sim.set_parameter("triangles", 75)  # with the occupied share the page holds
+        assert alone.ok, alone.error
+        assert _page(sim, "RATIO_TRIANGLES") == pytest.approx(0.75, abs=0.005)
+        assert sim.values["board.triangles"] == pytest.approx(_page(sim, "RATIO_TRIANGLES * 100"))
 
 
 def test_a_set_to_the_value_the_page_holds_leaves_its_random_board_alone() -> None:
@@ -108,7 +125,7 @@ MODEL = {
     "segregation.min_same": "BIAS * 100",
     "segregation.max_same": "NONCONFORM * 100",
     "board.occupied": "(1 - EMPTINESS) * 100",
-    "board.triangles": "RATIO_TRIANGLES * (1 - EMPTINESS) * 100",
+    "board.triangles": "RATIO_TRIANGLES * 100",
 }
 CROSSING = {"segregation.min_same": 90, "segregation.max_same": 50}  # handles that cannot cross
 

@@ -145,7 +145,7 @@ EXAMPLES = (
             "segregation.min_same": "BIAS * 100",
             "segregation.max_same": "NONCONFORM * 100",
             "board.occupied": "(1 - EMPTINESS) * 100",
-            "board.triangles": "RATIO_TRIANGLES * (1 - EMPTINESS) * 100",
+            "board.triangles": "RATIO_TRIANGLES * 100",
         },
     ),
     Example(
@@ -461,7 +461,9 @@ def test_nolan_life_runs_by_its_own_button_and_its_cells_are_pressed_as_a_person
 
     with HeadlessTarget(THIRD_PARTY / "nolan_life" / "nolan_life.html", timeout=30) as sim:
         ev = sim.host.page._frame_evaluate
-        board = "Array.from(document.querySelectorAll('#gol-table td'), (td) => +td.classList.contains('alive')).join('')"
+        board = (
+            "Array.from(document.querySelectorAll('#gol-table td'), (td) => +td.classList.contains('alive')).join('')"
+        )
         assert sim.act("glider").ok and ev("document.querySelectorAll('#gol-table td.alive').length") == 5
         assert sim.act("glider").ok  # its `when`: not on a board that has cells
         assert ev("document.querySelectorAll('#gol-table td.alive').length") == 5

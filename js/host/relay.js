@@ -196,6 +196,10 @@ export class Relay {
     this.pendingStateEvent = null;
     /** @type {ReturnType<typeof setTimeout> | null} */
     this.stateTimer = null;
+    /** applies posted without an id whose answer (a state naming values the page did not take) goes
+     * to the kernel at once, in order with the replies after it: one each, so a page cannot use it
+     * to pass the state events' pace */
+    this.unansweredValues = 0;
     /** @type {ReturnType<typeof setTimeout> | null} */
     this.errorTimer = null;
     /** @type {string} */
@@ -220,6 +224,7 @@ export class Relay {
     this.loadId = "";
     this.stopped = "";
     this.budgetUsed = 0;
+    this.unansweredValues = 0;
     this.posted.clear();
     // Requests posted to the old page will never be answered by it: answer them now.
     for (const id of this.outstanding) this.replyError(id, "not_ready", why);
@@ -266,6 +271,7 @@ export class Relay {
     }
     if (Object.keys(changed).length === 0) return;
     this.remember(changed);
+    this.unansweredValues += 1;
     this.postToTarget(parentMessage("apply", changed));
   }
 
@@ -328,6 +334,7 @@ export class Relay {
       const later = new Set(queued.slice(split).flatMap((r) => Object.keys(r.payload.values ?? {})));
       const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
       this.remember(catchUp);
+      this.unansweredValues += 1;
       this.postToTarget(parentMessage("apply", catchUp));
       for (const request of queued.slice(split)) this.post(request);
     } else if (msg.type === "loaded") {
@@ -439,6 +446,17 @@ export class Relay {
    * @param {number} [chars]  the length of its JSON
    */
   stateEvent(state, chars = 0) {
+    if (REFUSED_KEY in state && this.unansweredValues > 0) {
+      // The answer to values the page got without an id, naming some it did not take: at once, so
+      // that it reaches the kernel before the replies to later calls (news that came after them
+      // would be taken for news of them). It is the latest state: a pending one is superseded.
+      this.unansweredValues -= 1;
+      this.pendingStateEvent = null;
+      this.lastStateEventAt = Date.now();
+      this.lastStateChars = chars;
+      this.sendToKernel(stateEvent(this.viewId, state));
+      return;
+    }
     // the latest wins, but not over a bound page's news of values it did not take (REFUSED_KEY):
     // that goes with it, once
     const refused = this.pendingStateEvent?.[REFUSED_KEY];

@@ -83,10 +83,11 @@ export const DEFAULT_EVENTS = Object.freeze(["input", "change"]);
  * @typedef {object} ParamSpec
  * @property {string} path  the parameter's dotted path
  * @property {string} type  "number", "integer", "boolean", "string" or "array"
- * @property {Conversion & {global?: string, selector?: string, call?: string, calls?: Record<string, string>, drag?: string, track?: string, axis?: "x" | "y", span?: [number, number], toggle?: string, pressed?: PressedSpec, event?: string[], after?: string}} bind
+ * @property {Conversion & {global?: string, selector?: string, call?: string, calls?: Record<string, string>, drag?: string, track?: string, axis?: "x" | "y", span?: [number, number], position?: string, toggle?: string, pressed?: PressedSpec, event?: string[], after?: string}} bind
  * @property {ReadSpec} [read]  the page's model, when it is not where a person sets the value
  * @property {number} [min]  the parameter's range (a drag binding maps it onto its track)
  * @property {number} [max]
+ * @property {string} [position_key]  where a drag's `position` expression is registered
  */
 
 /**
@@ -399,6 +400,8 @@ function makeRuntime(win) {
   const logged = new Set();
   /** @type {(() => void) | null} the manifest's `setup` that runs once the page is ready */
   let onReady = null;
+  /** @type {Record<string, unknown>} the values of the apply being made (a drag's `position` reads them) */
+  let applying = {};
 
   // -- globals --------------------------------------------------------------------------------
 
@@ -912,12 +915,53 @@ function makeRuntime(win) {
 
   /**
    * How far one pixel of a drag binding's track moves its value, in the manifest's units (the
-   * tolerance a drag lands within).
+   * tolerance a drag lands within): through `scale`, or through its `position` expression (how far
+   * the handle moves for a small change of the value, measured on the expression itself).
    * @param {ParamSpec} param
    * @param {number} pagePixel  one pixel's worth in the page's units
+   * @param {unknown} value  the manifest's value the handle is dragged for
    */
-  function manifestPixel(param, pagePixel) {
-    return pagePixel / Math.abs(param.bind.scale ?? 1);
+  function manifestPixel(param, pagePixel, value) {
+    if (param.bind.position === undefined || typeof value !== "number") return pagePixel / Math.abs(param.bind.scale ?? 1);
+    const step = Math.max(1e-6, Math.abs(value) * 1e-6);
+    const slope = Math.abs((positionOf(param, value + step) - positionOf(param, value)) / step);
+    return slope > 0 && Number.isFinite(slope) ? pagePixel / slope : 0;
+  }
+
+  /**
+   * Where a drag binding with a `position` puts its handle for `value`: its expression over the
+   * parameters' names, each the value of this call, else what the page holds.
+   * @param {ParamSpec} param
+   * @param {unknown} value
+   * @returns {number}  the page's value on the track
+   */
+  function positionOf(param, value) {
+    const fn = exprs.get(/** @type {string} */ (param.position_key));
+    if (!fn) throw new BindingError(param.path, "bind.position did not compile (its error is in the page's console)");
+    /** @type {Record<string, unknown>} */
+    const names = {};
+    for (const other of /** @type {BindingSpec} */ (spec).params) {
+      const leaf = other.path.slice(other.path.lastIndexOf(".") + 1);
+      if (other === param) names[leaf] = value;
+      else if (Object.prototype.hasOwnProperty.call(applying, other.path)) names[leaf] = applying[other.path];
+      else {
+        try {
+          names[leaf] = readParam(other);
+        } catch {
+          names[leaf] = undefined;
+        }
+      }
+    }
+    let at;
+    try {
+      at = /** @type {(values: Record<string, unknown>) => unknown} */ (/** @type {unknown} */ (fn))(names);
+    } catch (err) {
+      throw new BindingError(param.path, `bind.position threw: ${messageOf(err)}`);
+    }
+    if (typeof at !== "number" || !Number.isFinite(at)) {
+      throw new BindingError(param.path, `bind.position gave ${describe(at)}; expected a number on the track`);
+    }
+    return at;
   }
 
   /**
@@ -994,7 +1038,7 @@ function makeRuntime(win) {
   function tookValue(param, held, wanted) {
     if (holdsValue(held, wanted)) return true;
     if (param.bind.drag === undefined || typeof held !== "number" || typeof wanted !== "number") return false;
-    const pixel = manifestPixel(param, dragGeometry(param, toPage(param.path, "bind", wanted, param.bind)).pixel);
+    const pixel = manifestPixel(param, dragGeometry(param, 0).pixel, wanted);
     return Math.abs(held - wanted) <= pixel * (1 + HOLD_TOLERANCE);
   }
 
@@ -1038,7 +1082,15 @@ function makeRuntime(win) {
   function prepareWrite(param, value) {
     const paged = toPage(param.path, "bind", Array.isArray(value) ? [...value] : value, param.bind);
     if (param.bind.global !== undefined) return prepareGlobal(param.path, param.bind.global, paged);
-    if (param.bind.drag !== undefined) return prepareDrag(param, paged);
+    if (param.bind.drag !== undefined) {
+      // a handle placed by an expression goes where it says (the call's other values, read when it runs)
+      if (param.bind.position !== undefined) {
+        positionOf(param, value); // the check: it compiles and gives a number
+        const drag = () => prepareDrag(param, positionOf(param, value))();
+        return drag;
+      }
+      return prepareDrag(param, paged);
+    }
     if (param.bind.toggle !== undefined) return prepareToggle(param, value);
     if (param.bind.call !== undefined) {
       const { fn, owner } = functionAt(param.path, "bind.call", param.bind.call);
@@ -1095,6 +1147,20 @@ function makeRuntime(win) {
    * @returns {{refused: {path: string, asked: unknown, held: unknown, error?: string}[], touched: ParamSpec[], before: Map<string, unknown>}}
    */
   function applyAll(values, each) {
+    applying = values;
+    try {
+      return applyEach(values, each);
+    } finally {
+      applying = {};
+    }
+  }
+
+  /**
+   * @param {Record<string, unknown>} values
+   * @param {boolean} each
+   * @returns {{refused: {path: string, asked: unknown, held: unknown, error?: string}[], touched: ParamSpec[], before: Map<string, unknown>}}
+   */
+  function applyEach(values, each) {
     const current = /** @type {BindingSpec} */ (spec);
     /** @type {{param: ParamSpec, run: () => void}[]} */
     const steps = [];

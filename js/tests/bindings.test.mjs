@@ -1364,3 +1364,54 @@ describe("what pages by other authors need: toggles, keys, every match, assignme
     await assert.rejects(two, { message: "actions.two: bind[1].wait: 'generation' to grow by 2 from 8 did not hold within 2 s" });
   });
 });
+
+test("a drag's `position` places the handle by an expression over the call's values and the page's", () => {
+  // a share of what another handle leaves: the handle sits at ratio * occupied along a 0..1 track
+  const model = { handle: 0.25, occupied: 0.5 };
+  /** @param {{left: number, top: number, width: number, height: number}} box */
+  const element = (box) => ({
+    tagName: "DIV",
+    getBoundingClientRect: () => ({ ...box, right: box.left + box.width, bottom: box.top + box.height }),
+    dispatchEvent(/** @type {any} */ e) {
+      if (e.type === "mousemove" && e.buttons === 1) model.handle = Math.min(1, Math.max(0, (e.clientX - 100) / 200));
+      return true;
+    },
+  });
+  const page = makePage({
+    elements: {
+      "#knob": [/** @type {any} */ (element({ left: 140, top: 44, width: 20, height: 20 }))],
+      "#rail": [/** @type {any} */ (element({ left: 100, top: 50, width: 200, height: 8 }))],
+    },
+  });
+  page.win.MouseEvent = class {
+    /** @param {string} type @param {any} init */
+    constructor(type, init) {
+      Object.assign(this, init, { type });
+    }
+  };
+  page.runtime.expr("param board.ratio", () => model.handle / model.occupied);
+  page.runtime.expr("position board.ratio", (/** @type {any} */ { ratio, occupied }) => ratio * occupied);
+  page.runtime.start(
+    spec({
+      params: [
+        {
+          path: "board.ratio",
+          type: "number",
+          min: 0,
+          max: 1,
+          position_key: "position board.ratio",
+          bind: { drag: "#knob", track: "#rail", span: [0, 1], position: "ratio * occupied" },
+          read: { expr: "model.handle / model.occupied" },
+        },
+        { path: "board.occupied", type: "number", bind: { global: "model.occupied" } },
+      ],
+    }),
+    { model: { get: () => model } },
+  );
+  assert.ok(Math.abs(page.registered.apply({ "board.ratio": 0.6 })["board.ratio"] - 0.6) < 0.02);
+  assert.ok(Math.abs(model.handle - 0.3) < 0.01, String(model.handle)); // 0.6 of the 0.5 the page holds
+  // in one call, the other value is the call's: 0.5 of 0.8 is 0.4 along the track
+  const both = page.registered.apply({ "board.ratio": 0.5, "board.occupied": 0.8 });
+  assert.ok(Math.abs(model.handle - 0.4) < 0.01 && model.occupied === 0.8, JSON.stringify(model));
+  assert.ok(Math.abs(both["board.ratio"] - 0.5) < 0.02);
+});

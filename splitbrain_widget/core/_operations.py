@@ -155,16 +155,17 @@ class Operations:
                 applied=False,
             )
         changed = {path: _changed(manifest, path, v) for path, v in coerced.items()}
+        before = dict(self._session.values)
         result = yield from self.deliver("apply", {"values": coerced}, timeout, changed=changed, commit=coerced)
-        return self._follow(result, coerced)
+        return self._follow(result, coerced, before)
 
     def reset(self, timeout: float | None) -> Operation:
         defaults = self._session.target.manifest.defaults()
         changed = {path: _changed(self._session.target.manifest, path, v) for path, v in defaults.items()}
         result = yield from self.deliver("reset", {"values": defaults}, timeout, changed=changed, commit=defaults)
-        return self._follow(result, defaults)
+        return self._follow(result, defaults, {})
 
-    def _follow(self, result: ToolResult, asked: Mapping[str, Any]) -> ToolResult:
+    def _follow(self, result: ToolResult, asked: Mapping[str, Any], before: Mapping[str, Any]) -> ToolResult:
         """A bound page's answer to a set or reset: each asked parameter's value in ``values`` becomes
         what the page's model holds (where nothing newer was set since), ``changed`` says the page's
         value beside the one asked, and the message where they differ (``rule.bias: asked 33.3, the
@@ -175,13 +176,18 @@ class Operations:
         refused = _page_truth.refusals(manifest, result.state)
         named = {h.path for h in refused}
         differ = [h for h in _page_truth.took(manifest, result.state, asked) if h.path not in named] + refused
+        differ += _page_truth.moved(manifest, result.state, asked, before)
         if not differ:
             return result
         refused = [h for h in self._take_page_values(differ) if h.refused]
         changed = dict(result.changed)
         for held in differ:
-            if held.held is not None and held.path in changed:
+            if held.held is None:
+                continue
+            if held.path in changed:
                 changed[held.path] = {**changed[held.path], "value": held.held, "asked": held.asked}
+            elif held.kind == "moved":  # a value the call changed too, through the page
+                changed[held.path] = _changed(manifest, held.path, held.held)
         if refused:
             self._page_kept(refused)
         text = _page_truth.words(manifest, differ)

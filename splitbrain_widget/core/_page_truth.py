@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ..manifest import Manifest, ParameterError
 
@@ -29,21 +29,30 @@ class PageValueWarning(UserWarning):
 
 
 class Held(NamedTuple):
-    """A parameter the page holds otherwise than asked: the value asked, and the one the page holds
-    (None when it could not be read or is not valid for the parameter); ``error`` when its binding
-    found nothing to set."""
+    """A parameter the page holds otherwise than the kernel had it: the value asked (or, ``moved``, the
+    one the kernel held), and the one the page holds (None when it could not be read or is not valid
+    for the parameter); ``error`` when its binding found nothing to set. ``kind``: ``kept`` (the page
+    did not take the value), ``took`` (it took it within its binding's tolerance: a drag's pixel) or
+    ``moved`` (not asked: the page changed it with another, as a handle's share follows its
+    neighbour)."""
 
     path: str
     asked: Any
     held: Any
     error: str | None = None
-    refused: bool = True  # False: taken within its binding's tolerance (a drag's pixel)
+    kind: Literal["kept", "took", "moved"] = "kept"
+
+    @property
+    def refused(self) -> bool:
+        return self.kind == "kept"
 
     def words(self, unit: str = "") -> str:
-        """``board.occupied: asked 0.9, the page holds 0.8`` (or ``took`` for a value within tolerance)."""
+        """``board.occupied: asked 0.9, the page holds 0.8`` (``took`` within tolerance; ``moved``)."""
         u = f" {unit}" if unit else ""
-        if not self.refused:
+        if self.kind == "took":
             return f"{self.path}: asked {shown(self.asked)}{u}, the page took {shown(self.held)}{u}"
+        if self.kind == "moved":
+            return f"{self.path}: the page moved it from {shown(self.asked)}{u} to {shown(self.held)}{u}"
         held = "cannot be read" if self.held is None else f"holds {shown(self.held)}{u}"
         why = f" ({self.error})" if self.error else ""
         return f"{self.path}: asked {shown(self.asked)}{u}, the page {held}{why}"
@@ -81,7 +90,22 @@ def took(manifest: Manifest, state: Mapping[str, Any], asked: Mapping[str, Any])
     for path, value in asked.items():
         held = page_value(manifest, path, state.get(path))
         if held is not None and not same(held, value):
-            found.append(Held(path, value, held, refused=False))
+            found.append(Held(path, value, held, kind="took"))
+    return found
+
+
+def moved(
+    manifest: Manifest, state: Mapping[str, Any], asked: Mapping[str, Any], before: Mapping[str, Any]
+) -> list[Held]:
+    """The parameters a call did not ask for that the page reports holding otherwise than the kernel
+    held them when the call began (``before``): the page moved them along with the asked ones."""
+    found = []
+    for path in manifest.parameters:
+        if path in asked or path not in before:
+            continue
+        held = page_value(manifest, path, state.get(path))
+        if held is not None and not same(held, before[path]):
+            found.append(Held(path, before[path], held, kind="moved"))
     return found
 
 

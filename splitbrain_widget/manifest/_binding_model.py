@@ -157,6 +157,10 @@ class ParameterBinding(_Binding, _Conversion):
     # falls for a track whose value falls as the handle moves right (or up); default: the parameter's
     # min and max, converted with scale/offset
     span: tuple[float, float] | None = None
+    # where the handle goes, when that is not the value itself: a JS expression over the parameters'
+    # names (the values of the same call, else what the page holds) giving the page's value on the
+    # track (a share of what is left after another handle: "triangles / 100 * occupied / 100")
+    position: Source | None = None
     event: Annotated[tuple[DomEvent, ...], BeforeValidator(events_list)] | None = None
     after: JsPath | None = None
 
@@ -166,6 +170,11 @@ class ParameterBinding(_Binding, _Conversion):
         self._only_with("track", "drag")
         self._only_with("axis", "drag")
         self._only_with("span", "drag")
+        self._only_with("position", "drag")
+        if self.position is not None and self.span is None:
+            raise ValueError(
+                "@position: a handle placed by an expression needs 'span', the page's values at its track's ends"
+            )
         self._only_with("pressed", "toggle")
         if self.toggle is not None and (self.values is not None or self.scale is not None or self.offset is not None):
             raise ValueError("@toggle: a button is on or off; give no 'values', 'scale' or 'offset'")

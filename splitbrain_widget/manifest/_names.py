@@ -46,7 +46,7 @@ _RESERVED_WORDS = (
 )
 
 
-_JS_RESERVED = frozenset(_RESERVED_WORDS.split())
+JS_RESERVED = frozenset(_RESERVED_WORDS.split())
 
 
 _JS_PATH_EXAMPLE = "expected a dotted path of JavaScript identifiers such as 'sim.speed'"
@@ -55,7 +55,7 @@ _JS_PATH_EXAMPLE = "expected a dotted path of JavaScript identifiers such as 'si
 def js_path(value: str) -> str:
     if not re.fullmatch(JS_PATH_PATTERN, value):
         raise ValueError(f"{_JS_PATH_EXAMPLE}, got {shown(value)}")
-    reserved = next((part for part in value.split(".") if part in _JS_RESERVED), None)
+    reserved = next((part for part in value.split(".") if part in JS_RESERVED), None)
     if reserved is not None:
         raise ValueError(f"'{reserved}' is a JavaScript reserved word; {_JS_PATH_EXAMPLE}, got {shown(value)}")
     return value

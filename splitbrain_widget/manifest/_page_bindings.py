@@ -25,6 +25,7 @@ from typing import Any
 
 from ._binding_model import WAIT_S
 from ._model import Manifest
+from ._names import JS_RESERVED
 
 RUNTIME = "__splitbrainBindings"  # the runtime's global (js/page/bindings.js), the generated scripts' only callee
 BINDINGS_ATTR = "data-splitbrain-bindings"  # marks every script this module generates
@@ -62,6 +63,13 @@ def tail_html(manifest: Manifest) -> str:
         f"<script {BINDINGS_ATTR}-expr>{RUNTIME}.expr({json_literal(key)}, () => ({script_text(expr)}\n));</script>"
         for key, expr in _expressions(manifest)
     ]
+    names = ", ".join(_leaf_names(manifest))
+    scripts += [
+        f"<script {BINDINGS_ATTR}-expr>{RUNTIME}.expr({json_literal(position_key(path))}, "
+        f"({{{names}}}) => ({script_text(p.bind.position)}\n));</script>"
+        for path, p in manifest.parameters.items()
+        if p.bind is not None and p.bind.position is not None
+    ]
     setup = manifest.setup_script
     if setup is not None and setup.when == "ready":  # run once the page is ready, before it says so
         scripts.append(
@@ -89,6 +97,17 @@ def _expressions(manifest: Manifest) -> list[tuple[str, str]]:
     return found
 
 
+def position_key(path: str) -> str:
+    """The key a drag's ``position`` expression is registered under in the page."""
+    return f"position {path}"
+
+
+def _leaf_names(manifest: Manifest) -> list[str]:
+    """The parameters' leaf names a ``position`` expression can use (those no other parameter shares)."""
+    leaves = [path.rsplit(".", 1)[-1] for path in manifest.parameters]
+    return [leaf for leaf in leaves if leaves.count(leaf) == 1 and leaf not in JS_RESERVED]
+
+
 def wait_key(action: str, step: int) -> str:
     """The key a wait step's condition is registered under in the page."""
     return f"action {action} step {step}"
@@ -106,6 +125,8 @@ def binding_spec(manifest: Manifest) -> dict[str, Any]:
                 entry["read"] = p.read.model_dump(mode="json")
             if p.bind.drag is not None:  # the range its track runs along
                 entry |= {"min": p.min, "max": p.max}
+            if p.bind.position is not None:
+                entry["position_key"] = position_key(path)
             params.append(entry)
     actions = []
     for name, a in manifest.actions.items():

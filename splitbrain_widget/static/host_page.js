@@ -251,6 +251,7 @@ var Relay = class {
     this.posted = /* @__PURE__ */ new Map();
     this.pendingStateEvent = null;
     this.stateTimer = null;
+    this.unansweredValues = 0;
     this.errorTimer = null;
     this.pendingError = "";
     this.errorsSince = 0;
@@ -271,6 +272,7 @@ var Relay = class {
     this.loadId = "";
     this.stopped = "";
     this.budgetUsed = 0;
+    this.unansweredValues = 0;
     this.posted.clear();
     for (const id of this.outstanding) this.replyError(id, "not_ready", why);
     this.outstanding.clear();
@@ -315,6 +317,7 @@ var Relay = class {
     }
     if (Object.keys(changed).length === 0) return;
     this.remember(changed);
+    this.unansweredValues += 1;
     this.postToTarget(parentMessage("apply", changed));
   }
   /** @param {import("../protocol.js").KernelRequest} request */
@@ -368,6 +371,7 @@ var Relay = class {
       const later = new Set(queued.slice(split).flatMap((r) => Object.keys(r.payload.values ?? {})));
       const catchUp = Object.fromEntries(Object.entries(current).filter(([path]) => !later.has(path)));
       this.remember(catchUp);
+      this.unansweredValues += 1;
       this.postToTarget(parentMessage("apply", catchUp));
       for (const request of queued.slice(split)) this.post(request);
     } else if (msg.type === "loaded") {
@@ -471,6 +475,14 @@ var Relay = class {
    * @param {number} [chars]  the length of its JSON
    */
   stateEvent(state, chars = 0) {
+    if (REFUSED_KEY in state && this.unansweredValues > 0) {
+      this.unansweredValues -= 1;
+      this.pendingStateEvent = null;
+      this.lastStateEventAt = Date.now();
+      this.lastStateChars = chars;
+      this.sendToKernel(stateEvent(this.viewId, state));
+      return;
+    }
     const refused = this.pendingStateEvent?.[REFUSED_KEY];
     this.pendingStateEvent = refused !== void 0 && !(REFUSED_KEY in state) ? { ...state, [REFUSED_KEY]: refused } : state;
     this.pendingStateChars = chars;
