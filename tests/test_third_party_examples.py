@@ -214,6 +214,28 @@ EXAMPLES = (
         },
         model={"life.running": "playing"},
     ),
+    Example(
+        "particle_life",
+        "globals",
+        "Copyright (c) 2022 Hunar Ahmad",
+        {
+            "particles.viscosity": 1.2,
+            "particles.gravity": 0.2,
+            "particles.wall_repel": 20,
+            "particles.explore": True,
+            "drawing.radius": 2.0,
+            "drawing.circles": True,
+            "drawing.clusters": True,
+        },
+        clock="",  # no frame counter of its own (its fps is measured on the wall clock)
+        actions={"random_rules": {"colors": 4}, "symmetric_rules": {"atoms": 2000}, "scatter": {"atoms": 2000}},
+        model={
+            "particles.viscosity": "settings.viscosity",
+            "particles.gravity": "settings.gravity",
+            "drawing.clusters": "settings.drawings.clusters",
+            "drawing.radius": "settings.atoms.radius",
+        },
+    ),
 )
 IDS = [e.name for e in EXAMPLES]
 
@@ -483,3 +505,26 @@ def test_nolan_life_runs_by_its_own_button_and_its_cells_are_pressed_as_a_person
         assert sim.set_parameter("running", False).ok and ev("playing") is False  # not flipped back
         assert sim.act("one_more").ok  # paused: its `when` does nothing
         assert sim.values["life.running"] is False
+
+
+@pytest.mark.browser
+def test_particle_life_s_keys_are_pressed_on_its_canvas_as_a_person_presses_them() -> None:
+    """R draws new rules from a new seed, S makes each pair's rules mutual, O scatters the atoms: the
+    page's own shortcuts, which it listens for on its canvas; its lil-gui panel follows the model."""
+    require_browser()
+    from splitbrain_widget.headless import HeadlessTarget
+
+    with HeadlessTarget(THIRD_PARTY / "particle_life" / "particle_life.html", timeout=30) as sim:
+        ev = sim.host.page._frame_evaluate
+        seed = sim.fetch_state().state["seed"]
+        assert sim.act("random_rules").state["seed"] != seed
+        assert ev("String(settings.seed)") == ev("location.hash.slice(1)")  # the page's own record of it
+        mutual = "settings.colors.every((a) => settings.colors.every((b) => settings.rules[a][b] === settings.rules[b][a]))"
+        assert ev(mutual) is False
+        assert sim.act("symmetric_rules").ok and ev(mutual) is True
+        before = ev("atoms.slice(0, 20).map((a) => [a[0], a[1]])")
+        assert sim.act("scatter").ok and ev("atoms.slice(0, 20).map((a) => [a[0], a[1]])") != before
+        assert sim.set_parameter("viscosity", 1.5).ok
+        shown = "settings.gui.controllersRecursive().find((c) => c.property === 'viscosity').$input.value"
+        sim.advance(0.1)  # the panel's controls follow the model on its next frames (lil-gui's listen)
+        assert float(ev(shown)) == 1.5
