@@ -147,7 +147,10 @@ DEPENDS: dict[str, Any] = {
     },
     "observables": {"range": {"unit": "m", "depends_on": ["launch.speed", "angle"]}, "t": {"unit": "s"}},
 }
-VARIABLE = "expected a number or integer parameter: one of launch.speed, launch.angle, launch.shots, display.speed"
+VARIABLE = (
+    "expected a number, integer or boolean parameter, or a string with an enum: "
+    "one of launch.speed, launch.angle, launch.shots, launch.armed, display.speed"
+)
 _DEPS = "observables.range.depends_on"
 
 MALFORMED_DEPENDS = [
@@ -160,9 +163,8 @@ MALFORMED_DEPENDS = [
         _with(_DEPS, ["speed"], DEPENDS),
         f"{_DEPS}.0: 'speed' is ambiguous: it names launch.speed, display.speed; {VARIABLE}",
     ),
-    (_with(_DEPS, ["mode"], DEPENDS), f"{_DEPS}.0: launch.mode is a string parameter; {VARIABLE}"),
+    (_with(_DEPS, ["mode"], DEPENDS), f"{_DEPS}.0: launch.mode is a string parameter without an enum; {VARIABLE}"),
     (_with(_DEPS, ["launch.aim"], DEPENDS), f"{_DEPS}.0: launch.aim is an array parameter; {VARIABLE}"),
-    (_with(_DEPS, ["armed"], DEPENDS), f"{_DEPS}.0: launch.armed is a boolean parameter; {VARIABLE}"),
     (_with(_DEPS, ["version"], DEPENDS), f"{_DEPS}.0: launch.version is read-only; {VARIABLE}"),
     (
         _with(_DEPS, ["angle", "launch.speed", "data.launch.angle"], DEPENDS),
@@ -320,11 +322,15 @@ def test_varies_refuses_an_unknown_observable() -> None:
 def test_a_bad_depends_on_lists_what_it_may_name() -> None:
     with pytest.raises(ManifestError) as info:
         Manifest.from_dict(_with(_DEPS, ["mode"], DEPENDS), source="deps.json")
-    assert info.value.problems == [f"{_DEPS}.0: launch.mode is a string parameter; {VARIABLE}"]
+    assert info.value.problems == [f"{_DEPS}.0: launch.mode is a string parameter without an enum; {VARIABLE}"]
     assert str(info.value) == f"deps.json: {info.value.problems[0]}"
-    bare = {"id": "x", "data": {"s": {"on": {"type": "boolean", "value": True}}}, "observables": {"o": {}}}
+    bare = {"id": "x", "data": {"s": {"on": {"type": "string", "value": "a"}}}, "observables": {"o": {}}}
     with pytest.raises(ManifestError, match="this manifest has none that can be set"):
         Manifest.from_dict(_with("observables.o.depends_on", ["on"], bare))
+    # a boolean, and a string with an enum, are varied value by value
+    choices = {"type": "string", "value": "a", "enum": ["a", "b"]}
+    both = _with("data.s.mode", choices, _with("data.s.on", {"type": "boolean", "value": True}, bare))
+    assert Manifest.from_dict(_with("observables.o.depends_on", ["on", "mode"], both)).varies("o") == ("s.on", "s.mode")
 
 
 def test_depends_on_problems_are_reported_with_all_the_others() -> None:

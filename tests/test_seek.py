@@ -114,16 +114,48 @@ def test_cancelled_and_a_failing_callback_leave_no_half_made_change() -> None:
     assert sim.values == before and view.values["launch.speed"] == before["launch.speed"]
 
 
-def test_only_number_parameters_are_varied_and_nothing_is_sent_otherwise() -> None:
+def test_what_cannot_be_varied_is_refused_and_nothing_is_sent() -> None:
     sim, view = fake_projectile()
-    flag = seek(sim, "range", 50, vary="show_vectors")
+    flag = seek(sim, "range", 50, vary="show_vectors", within=(0, 1))
     assert flag.error is not None and flag.error.code == "invalid_value"
-    assert "display.show_vectors is a boolean parameter" in why(flag) and "number or integer" in why(flag)
+    assert "within: display.show_vectors is a boolean; seek tries each of its values" in why(flag)
     unknown = seek(sim, "range", 50, vary="sped")
     assert unknown.error is not None and unknown.error.code == "unknown_param" and "launch.speed" in str(unknown)
     tower = seek(sim, "range", 50, vary="speed", within=(10, 200))
     assert tower.error is not None and tower.error.code == "invalid_value" and "0..100" in why(tower)
     assert view.requests == []
+
+
+def test_a_boolean_is_varied_by_trying_each_value() -> None:
+    sim = sb.TargetWidget("projectile")
+    FakeView(sim, state_of=lambda v: {**textbook(v), "range": 80.0 if v["display.show_vectors"] else 20.0})
+    reached = seek(sim, "range", 80, vary="show_vectors")
+    assert reached.ok, reached
+    assert sim.values["display.show_vectors"] is True and reached.changed["display.show_vectors"]["value"] is True
+    assert [e["value"] for e in reached.evaluations or []] == [False, True]
+    assert "with display.show_vectors = true" in reached.message
+    lowest = seek(sim, "range", "min", vary="show_vectors")
+    assert lowest.ok and sim.values["display.show_vectors"] is False, lowest
+    assert "is smallest, 20 m, with display.show_vectors = false among false, true" in lowest.message
+    missed = seek(sim, "range", 50, vary="show_vectors")
+    assert missed.error is not None and missed.error.code == "goal_unreachable"
+    assert "no value of display.show_vectors brings range to 50 m (tried false, true); closest:" in why(missed)
+    assert sim.values["display.show_vectors"] is False  # put back where it was
+
+
+def test_an_enum_is_varied_by_trying_each_of_its_values_and_a_depends_on_names_it() -> None:
+    from splitbrain_widget.manifest import Manifest
+
+    sim = sb.TargetWidget("bouncer")
+    colors = list(sim.schema.parameters["display.color"].enum or ())
+    FakeView(sim, state_of=lambda v: {"bounces": colors.index(v["display.color"])})
+    result = seek(sim, "bounces", 3, vary="color")
+    assert result.ok, result
+    assert sim.values["display.color"] == colors[3]
+    assert [e["value"] for e in result.evaluations or []] == colors[:4]  # it stops at the first that reaches it
+    raw = sim.schema.model_dump(mode="json", by_alias=True, exclude_none=True)
+    raw["observables"]["bounces"]["depends_on"] = ["display.color"]
+    assert Manifest.from_dict(raw).varies("bounces") == ("display.color",)
 
 
 def test_an_integer_parameter_is_tried_at_whole_values() -> None:
@@ -235,3 +267,15 @@ def test_a_pendulum_of_3_s_period_by_its_length(engine: None) -> None:
         assert result.state is not None and abs(result.state["period"] - 3) <= 0.03
         assert result.evaluations is not None and len(result.evaluations) <= 15
         assert abs(page_state(sim)["period"] - 3) <= 0.03  # the page still swings at that length
+
+
+@browser
+def test_a_double_pendulum_swings_slower_each_mode_tried_on_the_page(engine: None) -> None:
+    """The pendulum's ``mode`` (an enum) varied on a headless page: each value tried, its period waited
+    for on the page's clock, the slower one kept."""
+    with HeadlessTarget("pendulum", timeout=60) as sim:
+        result = sim.seek("period", "max", vary="mode")
+        assert result.ok, result
+        periods = {e["value"]: e["observable"] for e in result.evaluations or []}
+        assert set(periods) == {"simple", "double"} and periods["double"] > periods["simple"]
+        assert sim.values["pendulum.mode"] == "double" == result.state["pendulum.mode"]

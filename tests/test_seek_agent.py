@@ -104,7 +104,11 @@ def test_the_tool_schema_comes_from_the_manifest_observables(projectile: sb.Targ
     properties = spec.schema["properties"]
     assert properties["observable"]["enum"] == list(projectile.schema.observables)
     assert "range (m) is moved by launch.speed, launch.angle" in properties["observable"]["description"]
-    assert "launch.speed" in properties["vary"]["enum"] and "display.show_vectors" not in properties["vary"]["enum"]
+    assert "launch.speed" in properties["vary"]["enum"]
+    assert "display.show_vectors" in properties["vary"]["enum"]  # a boolean is varied value by value
+    assert properties["vary"]["enum"] == [
+        p for p, v in projectile.schema.parameters.items() if v.seekable and not v.readonly
+    ]
     assert spec.schema["required"] == ["observable", "goal"] and not spec.read_only
     assert BY_NAME["seek"].touches(projectile.schema, {"observable": "range", "goal": 50}) == ["launch.speed"]
     assert BY_NAME["seek"].label({"observable": "range", "goal": 50, "vary": "launch.angle"}) == "range → 50 by angle"

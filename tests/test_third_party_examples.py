@@ -519,7 +519,9 @@ def test_particle_life_s_keys_are_pressed_on_its_canvas_as_a_person_presses_them
         seed = sim.fetch_state().state["seed"]
         assert sim.act("random_rules").state["seed"] != seed
         assert ev("String(settings.seed)") == ev("location.hash.slice(1)")  # the page's own record of it
-        mutual = "settings.colors.every((a) => settings.colors.every((b) => settings.rules[a][b] === settings.rules[b][a]))"
+        mutual = (
+            "settings.colors.every((a) => settings.colors.every((b) => settings.rules[a][b] === settings.rules[b][a]))"
+        )
         assert ev(mutual) is False
         assert sim.act("symmetric_rules").ok and ev(mutual) is True
         before = ev("atoms.slice(0, 20).map((a) => [a[0], a[1]])")

@@ -262,7 +262,7 @@ async def _run_action(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 def _seek_schema(scope: Scope) -> dict[str, Any]:
     manifest = scope.manifest
     observables = manifest.observables
-    varied = [path for path, p in manifest.parameters.items() if p.type in ("number", "integer") and not p.readonly]
+    varied = [path for path, p in manifest.parameters.items() if p.seekable and not p.readonly]
     moves = "; ".join(
         name + (f" ({o.unit})" if o.unit else "") + (f" is moved by {', '.join(o.depends_on)}" if o.depends_on else "")
         for name, o in observables.items()

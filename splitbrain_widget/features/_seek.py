@@ -23,21 +23,19 @@ from ..core import _twins
 from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
 from ..manifest import Manifest
 from ..protocol import ChangedValue, ToolResult
+from ._seek_choices import ChoiceSearch, choices_of
 from ._seek_goal import (
     Failed,
     OutOfTries,
     Reached,
     Try,
-    changed_value,
     narrow_to_rules,
-    num_text,
-    numeric_param,
     observable_unit,
     other_numbers,
     parse_goal,
-    same_value,
     span,
     tries_text,
+    varied_param,
 )
 from ._seek_search import Search
 
@@ -83,9 +81,16 @@ def seek(
     vary, within, tol = options.get("vary"), options.get("within"), options.get("tol")
     max_evals, timeout = options.get("max_evals", 30), options.get("timeout")
     manifest = sim.schema
+    choices: tuple[Any, ...] = ()
     try:
-        param = numeric_param(manifest, _vary_or_default(manifest, observable, vary))
-        lo, hi = narrow_to_rules(manifest, param, *span(param, within), dict(sim.values))
+        param = varied_param(manifest, _vary_or_default(manifest, observable, vary))
+        if param.type in ("number", "integer"):
+            lo, hi = narrow_to_rules(manifest, param, *span(param, within), dict(sim.values))
+        else:  # a boolean or an enum: each of its values is tried
+            if within is not None:
+                raise Failed("invalid_value", f"within: {param.path} is a {param.type}; seek tries each of its values")
+            choices = choices_of(manifest, param, dict(sim.values))
+            lo, hi = 0.0, float(len(choices) - 1)
         parsed = parse_goal(goal, observable_unit(manifest, observable), tol)
         if isinstance(max_evals, bool) or not isinstance(max_evals, int) or max_evals < 2:
             raise Failed("invalid_value", f"max_evals: expected an integer of at least 2, got {max_evals!r}")
@@ -93,17 +98,12 @@ def seek(
         return ToolResult.failure(exc.code, exc.message, hint=exc.hint, op="seek", target=sim.target_id)
     if not blocking_wait_hears(sim):  # each try waits for the page: in this cell it would hear none
         raise RuntimeError(cannot_hear_in_cell("seek()", "`await sim.aseek(...)`"))
-    search = Search(
-        sim,
-        param,
-        observable,
-        parsed,
-        lo,
-        hi,
-        max_evals,
-        math.inf if timeout is None else time.monotonic() + timeout,
-        options.get("on_try"),
-        cancelled,
+    deadline = math.inf if timeout is None else time.monotonic() + timeout
+    on_try = options.get("on_try")
+    search = (
+        ChoiceSearch(sim, param, observable, parsed, lo, hi, max_evals, deadline, on_try, cancelled, choices=choices)
+        if choices
+        else Search(sim, param, observable, parsed, lo, hi, max_evals, deadline, on_try, cancelled)
     )
     return _run(search, options.get("keep_closest", False))
 
@@ -157,7 +157,7 @@ def _succeed(search: Search, x: float) -> ToolResult:
         message = f"{search.observable} reached {search.show_y(y)} (goal {search.goal_text()}) {at} after {n}"
     else:
         largest = "largest" if search.goal.extreme == "max" else "smallest"
-        span = f"in {num_text(search.lo)}..{num_text(search.hi)}"
+        span = search.range_words()
         message = f"{search.observable} is {largest}, {search.show_y(y)}, {at} {span} after {n}"
         if search.exhausted:
             message += f" (max_evals = {search.max_evals} ran out: a better value may lie between the tries)"
@@ -166,7 +166,7 @@ def _succeed(search: Search, x: float) -> ToolResult:
         op="seek",
         target=search.sim.target_id,
         message=message,
-        changed={search.param.path: changed_value(search.param, x)},
+        changed={search.param.path: search.changed(x)},
         state=state,
         applied=last.applied if last is not None else True,
         views_applied=last.views_applied if last is not None else 0,
@@ -186,16 +186,16 @@ def _fail(search: Search, exc: Failed, original: Any, keep_closest: bool) -> Too
     if keep_closest and closest is not None and exc.code != "cancelled" and search.ours():
         with contextlib.suppress(Failed):  # the page is at the closest value, measured or not
             state, result = _settle(search, closest)
-        kept = search.ours() and same_value(search.written, closest)
+        kept = search.ours() and search.reports(search.written, closest)
     if kept and closest is not None:
-        changed[path] = changed_value(search.param, closest)
+        changed[path] = search.changed(closest)
         tail = f"; {path} stays at the closest value tried, {search.show_x(closest)} (keep_closest)"
     elif not search.ours() and search.written is not None:
         tail = f"; {path} was changed by someone else meanwhile, so it keeps that value"
     elif search.ours() and search.written != original:
         result = sim.set_parameters({path: original})
         state = result.state if result.ok else state
-        tail = f"; {path} is back at {search.show_x(original)}"
+        tail = f"; {path} is back at {search.show_value(original)}"
     else:
         tail = ""
     return ToolResult.failure(

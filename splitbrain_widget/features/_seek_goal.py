@@ -73,16 +73,20 @@ class Goal:
     given: str = ""  # the goal as written, when it was converted from another unit
 
 
-def numeric_param(manifest: Manifest, vary: str) -> Parameter:
+def varied_param(manifest: Manifest, vary: str) -> Parameter:
+    """The parameter a seek varies: a number or integer (searched over its range), a boolean or a
+    string with an ``enum`` (each of its values tried)."""
     try:
         param = manifest.resolve(vary)
     except ParameterError as exc:
         raise Failed(error_code(exc.code), exc.message, exc.hint or None) from None
-    if param.type not in ("number", "integer"):
+    if not param.seekable:
         numbers = ", ".join(other_numbers(manifest, "")) or "none"
+        kind = "string without an enum" if param.type == "string" else param.type
         raise Failed(
             "invalid_value",
-            f"vary: {param.path} is a {param.type} parameter; seek varies a number or integer parameter",
+            f"vary: {param.path} is a {kind} parameter; seek varies a number or integer (over its range), "
+            "or a boolean or a string with an enum (each of its values)",
             f"number parameters: {numbers}",
         )
     if param.readonly:

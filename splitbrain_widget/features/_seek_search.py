@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..manifest import Parameter
-from ..protocol import ErrorCode, ToolResult
+from ..protocol import ChangedValue, ErrorCode, ToolResult
 from . import _observables as observables
 from ._seek_goal import (
     Crossed,
@@ -116,9 +116,9 @@ class Search:
         return y
 
     def record(self, x: float, y: float | None) -> None:
-        self.evaluations.append({"value": wire_value(self.param, x), "observable": y})
+        self.evaluations.append({"value": self.wire(x), "observable": y})
         if self.on_try is not None:
-            self.on_try(Try(wire_value(self.param, x), y, len(self.evaluations)))
+            self.on_try(Try(self.wire(x), y, len(self.evaluations)))
 
     def check_going(self) -> None:
         if self.cancelled():
@@ -139,7 +139,7 @@ class Search:
         """Set ``x`` and read the observable, waiting for it where the page measures it over time;
         raises :class:`Failed` (``not_measured`` when the page does not report it)."""
         version = self.sim.bridge.state_version
-        result = self.sim.set_parameters({self.param.path: wire_value(self.param, x)}, timeout=self.remaining())
+        result = self.sim.set_parameters({self.param.path: self.wire(x)}, timeout=self.remaining())
         self.last = result
         self.written = self.sim.values.get(self.param.path)
         if not result.ok:
@@ -231,7 +231,7 @@ class Search:
                 return True
             if bridge.state_version <= version or not isinstance(latest, dict):
                 return False
-            if path in latest and not same_value(latest[path], x):
+            if path in latest and not self.reports(latest[path], x):
                 return False  # a report from before the change (or a later one's)
             return observables.read(latest, self.observable)[1] is not None
 
@@ -274,6 +274,28 @@ class Search:
 
     def show_x(self, x: float) -> str:
         return with_unit_text(x, self.param.unit)
+
+    def show_value(self, value: Any) -> str:
+        """A value of the parameter (not a point of the search) in words."""
+        return self.show_x(value)
+
+    def range_words(self) -> str:
+        """Where the search looked: ``in 10..80``."""
+        return f"in {num_text(self.lo)}..{num_text(self.hi)}"
+
+    # -- a point of the search as the parameter's value ---------------------------------------------
+
+    def wire(self, x: float) -> Any:
+        """The parameter's value at ``x``, as the page is sent it."""
+        return wire_value(self.param, x)
+
+    def changed(self, x: float) -> ChangedValue:
+        value = self.wire(x)
+        return {"value": value, "unit": self.param.unit} if self.param.unit else {"value": value}
+
+    def reports(self, reported: Any, x: float) -> bool:
+        """Whether the page's (or the kernel's) value of the parameter is the one at ``x``."""
+        return same_value(reported, x)
 
     def show_y(self, y: float) -> str:
         return with_unit_text(y, observable_unit(self.sim.schema, self.observable))

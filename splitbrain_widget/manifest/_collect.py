@@ -131,8 +131,8 @@ def resolve_depends_on(
         for k in range(2, len(p["loc"]) + 1)
     }
     broken |= {b.rsplit(".", 1)[-1] for b in broken}
-    variable = [path for path, p in params.items() if p.type in ("number", "integer") and not p.readonly]
-    expected = "expected a number or integer parameter: " + (
+    variable = [path for path, p in params.items() if p.seekable and not p.readonly]
+    expected = "expected a number, integer or boolean parameter, or a string with an enum: " + (
         f"one of {', '.join(variable)}" if variable else "this manifest has none that can be set"
     )
     resolved: dict[str, Any] = {}
@@ -158,9 +158,13 @@ def resolve_depends_on(
                     found = str(exc) if exc.hint.startswith("did you mean") else exc.message
                     problems.append(problem_at(loc, f"{found}; {expected}", dep))
                 continue
-            if param.type not in ("number", "integer"):
-                kind = ("an " if param.type == "array" else "a ") + param.type
-                problems.append(problem_at(loc, f"{param.path} is {kind} parameter; {expected}", dep))
+            if not param.seekable:
+                what = (
+                    "a string parameter without an enum"
+                    if param.type == "string"
+                    else ("an " if param.type == "array" else "a ") + param.type + " parameter"
+                )
+                problems.append(problem_at(loc, f"{param.path} is {what}; {expected}", dep))
             elif param.readonly:
                 problems.append(problem_at(loc, f"{param.path} is read-only; {expected}", dep))
             elif param.path in seen:

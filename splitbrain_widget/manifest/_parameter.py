@@ -214,6 +214,12 @@ class Parameter(BaseModel):
             raise ValueError(f"@{where}: no page {what} for {', '.join(missing)} (each value needs one)")
 
     @property
+    def seekable(self) -> bool:
+        """Whether a seek can vary it: a number over its range, a boolean or an enum value by value
+        (read-only or not: that is checked apart)."""
+        return self.type in ("number", "integer", "boolean") or (self.type == "string" and bool(self.enum))
+
+    @property
     def name(self) -> str:
         """The leaf name (last segment of the dotted path)."""
         return self.path.rsplit(".", 1)[-1]
