@@ -214,3 +214,17 @@ def test_keys_toggle_buttons_and_boards_are_steered_as_a_person_does(tmp_path: P
         assert cleared.state["alive"] == 0 and cleared.state["recorded"] == 0
         assert _page(sim, "[cells.some(Boolean), counts.length]") == [False, 0]
         assert sim.act("clear").ok  # a clear board: nothing to click
+
+
+@pytest.mark.browser
+def test_a_handle_placed_by_another_value_is_dragged_where_its_expression_says(tmp_path: Path, engine: None) -> None:
+    with _headless(tmp_path, "**A handle placed by another value", "share") as sim:
+        quarter = sim.set_parameter("share", 25)
+        assert quarter.ok, quarter.error
+        assert _page(sim, "parseFloat(knob.style.left)") == pytest.approx(40, abs=1.5)  # 0.2 of 200 px
+        assert sim.values["mix.share"] == pytest.approx(_page(sim, "model.share * 100"))
+        assert _page(sim, "model.share") == pytest.approx(0.25, abs=0.01)
+        both = sim.set_parameters({"used": 0.5, "share": 50})
+        assert both.ok, both.error
+        assert _page(sim, "[model.used, parseFloat(knob.style.left)]") == [0.5, pytest.approx(50, abs=1.5)]
+        assert sim.values["mix.share"] == pytest.approx(_page(sim, "model.share * 100"), abs=1e-9)

@@ -222,3 +222,67 @@ def test_a_rounded_drag_and_a_default_the_page_refuses_as_it_opens_are_what_the_
         assert values[path] == pytest.approx(page_frame.evaluate(f"() => {expression}")), path
     kept = [path for path in CROSSING if f"{path}: asked {CROSSING[path]} %" in text]
     assert kept and all(abs(values[path] - CROSSING[path]) > 0.25 for path in kept)
+
+
+@LAB_ONLY
+def test_a_reset_the_page_partly_refuses_a_set_to_what_it_holds_and_a_reversed_track_in_jupyterlab(
+    open_notebook: Any, tmp_path: Any
+) -> None:
+    """In JupyterLab: a set to what the Polygons page holds leaves its random board alone; a reset whose
+    defaults cross is partly taken, named in the result and the panel, the kernel's values the page's;
+    the docs' dial with its track turned round is dragged the right way."""
+    from ..test_bindings_truth import CROSSING, MODEL, _polygons_variant
+    from ..test_docs_examples import _example
+
+    page = _polygons_variant(tmp_path, CROSSING, constraints=False)
+    nb = open_notebook(
+        [
+            PREAMBLE + "\n" + REPORT,
+            f"sim = sb.TargetWidget({str(page)!r}, chat=True)\nsim",
+            "report(sim.set_parameters({'min_same': 10, 'max_same': 95, 'occupied': 60}))",
+            "report(sim.set_parameter('occupied', 60))",
+            "r = sim.reset()\nprint('MESSAGE ' + r.message)\nreport(r)",
+        ]
+    )
+    run_preamble(nb)
+    nb.run_cell(1)
+    nb.wait_view(1)
+    frame, view = nb.frame(1), nb.views(1).nth(0)
+    notices = view.locator(".sb-msg.sb-notice")
+    wait_for(lambda: notices.count() == 1, timeout=30, what="the notice of the defaults the page kept as it opened")
+    assert run(nb, 2)["ok"]
+    frame.evaluate("() => { window.__board = draggables; }")
+    assert run(nb, 3)["ok"]
+    assert frame.evaluate("() => draggables === window.__board") is True  # a drag to where it is: not made
+    out = nb.run_cell(4, timeout=60)
+    reset = result(out)
+    assert reset["ok"], reset["error"]
+    message = next(line for line in out.splitlines() if line.startswith("MESSAGE "))
+    assert "the page holds" in message, message
+    wait_for(lambda: notices.count() == 2, timeout=30, what="the notice of the defaults the reset could not set")
+    for path, expression in MODEL.items():
+        assert reset["values"][path] == pytest.approx(frame.evaluate(f"() => {expression}")), path
+
+    dial = _example(tmp_path, "### Controls people drag", "dial")
+    html = dial.read_text(encoding="utf-8")
+    html = html.replace("((e.clientX - box.left) / box.width) * 100", "(1 - (e.clientX - box.left) / box.width) * 100")
+    html = html.replace('knob.style.left = model.speed * 2 + "px"', 'knob.style.left = (100 - model.speed) * 2 + "px"')
+    dial.write_text(html, encoding="utf-8")
+    manifest = json.loads(dial.with_suffix(".json").read_text(encoding="utf-8"))
+    manifest["data"]["dial"]["speed"]["bind"]["span"] = [100, 0]
+    dial.with_suffix(".json").write_text(json.dumps(manifest), encoding="utf-8")
+    turned = open_notebook(
+        [
+            PREAMBLE + "\n" + REPORT,
+            f"sim = sb.TargetWidget({str(dial)!r})\nsim",
+            "report(sim.set_parameter('speed', 30))",
+        ]
+    )
+    run_preamble(turned)
+    turned.run_cell(1)
+    turned.wait_view(1)
+    dragged = run(turned, 2)
+    assert dragged["ok"], dragged["error"]
+    knob = turned.frame(1).evaluate("() => [model.speed, parseFloat(knob.style.left)]")
+    assert knob[0] == pytest.approx(30, abs=0.5) and knob[1] == pytest.approx(140, abs=1)
+    assert dragged["values"]["dial.speed"] == pytest.approx(knob[0])
