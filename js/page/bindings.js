@@ -1229,6 +1229,7 @@ function makeRuntime(win) {
       let held = null;
       try {
         held = readParam(param);
+        if (tookValue(param, held, values[path])) continue; // it holds the value already: nothing refused
       } catch {
         // what the page holds cannot be read either
       }

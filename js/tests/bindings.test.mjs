@@ -1185,6 +1185,16 @@ describe("a reset, and the values a page gets when it opens: what the page takes
     });
   });
 
+  test("a binding that cannot write is no refusal where the page holds the value already (a const)", () => {
+    const GRAVITY = 9.81;
+    const page = makePage();
+    page.runtime.start(spec({ params: [{ path: "motion.g", type: "number", bind: { global: "GRAVITY" } }] }), {
+      GRAVITY: { get: () => GRAVITY, set: () => { throw new TypeError("Assignment to constant variable."); } },
+    });
+    assert.equal(REFUSED_KEY in page.registered.reset({ "motion.g": 9.81 }), false);
+    assert.deepEqual(Object.keys(page.registered.reset({ "motion.g": 1.6 })[REFUSED_KEY]), ["motion.g"]);
+  });
+
   test("the values a page gets when it opens (no id) are taken the same way; a call's apply stays all or nothing", () => {
     const { page, model } = cappedPage();
     const opened = page.registered.apply({ "flock.population": 500, "flock.speed": 3 }, { id: undefined });

@@ -90,7 +90,10 @@ def run(nb: NotebookPage, index: int) -> dict[str, Any]:
 
 @LAB_ONLY
 @pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
-def test_every_parameter_applies_and_reads_back_from_the_page(open_notebook: Any, example: Example) -> None:
+def test_every_parameter_applies_and_reads_back_and_every_action_does_what_the_page_does(
+    open_notebook: Any, example: Example
+) -> None:
+    """In one notebook a page: its parameters first, then (after a reset to the defaults) its actions."""
     manifest = example.load().manifest
     together = {p: v for p, v in example.changes.items() if p not in example.alone}
     cells = [
@@ -98,6 +101,8 @@ def test_every_parameter_applies_and_reads_back_from_the_page(open_notebook: Any
         f"report(sim.set_parameters({together!r}))",
         *[f"report(sim.set_parameter({p!r}, {example.changes[p]!r}))" for p in example.alone],
         "report(sim.fetch_state())",
+        "report(sim.reset())",
+        *_action_cells(example),
     ]
     nb, frame = open_example(open_notebook, example, cells)
 
@@ -127,22 +132,20 @@ def test_every_parameter_applies_and_reads_back_from_the_page(open_notebook: Any
     missing = [n for n in manifest.observables if last["state"].get(n) is None and n not in example.late]
     assert not missing, f"observables not reported after the changes: {missing}; {last['state']}"
 
-
-def _action_cells(example: Example) -> list[str]:
-    return [f"report(sim.act({name!r}))" for name in example.actions]
-
-
-@LAB_ONLY
-@pytest.mark.parametrize("example", [e for e in EXAMPLES if e.actions], ids=[e.name for e in EXAMPLES if e.actions])
-def test_every_action_does_what_the_page_s_button_does(open_notebook: Any, example: Example) -> None:
-    nb, frame = open_example(open_notebook, example, _action_cells(example))
+    first_action = 6 + len(example.alone)
+    reset = run(nb, first_action - 1)
+    assert reset["ok"], reset["error"]
     for offset, (name, expected) in enumerate(example.actions.items()):
-        reply = run(nb, 2 + offset)
+        reply = run(nb, first_action + offset)
         assert reply["ok"], (name, reply["error"])
         wrong = {k: reply["state"].get(k) for k, v in expected.items() if not same(reply["state"].get(k), v)}
         assert not wrong, f"after {name}: {wrong} (expected {expected})"
     if example.name == "euler_fluid":  # the last action was the wind tunnel: the page's own numbers agree
         assert frame.evaluate("() => [scene.sceneNr, scene.fluid.numY - 2]") == [1, 100]
+
+
+def _action_cells(example: Example) -> list[str]:
+    return [f"report(sim.act({name!r}))" for name in example.actions]
 
 
 @LAB_ONLY
