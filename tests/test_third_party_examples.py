@@ -43,6 +43,9 @@ class Example:
     model: dict[str, str] = field(default_factory=dict)
     settle: float = 0.0  # simulated seconds before the model has taken a change (the page's next frame)
     late: tuple[str, ...] = ()  # observables the page shows only after a while (null until then)
+    # values the page cannot hold exactly, set after the others: it keeps the nearest it can (a drag lands
+    # on a pixel), and the state and sim.values must say that one
+    nearest: dict[str, Any] = field(default_factory=dict)
 
     @property
     def page(self) -> Path:
@@ -147,6 +150,7 @@ EXAMPLES = (
             "board.occupied": "(1 - EMPTINESS) * 100",
             "board.triangles": "RATIO_TRIANGLES * 100",
         },
+        nearest={"segregation.min_same": 33.3},  # its 400-pixel slider keeps 33.25 %
     ),
     Example(
         "fire",
@@ -383,6 +387,7 @@ def test_after_every_set_the_state_and_the_kernel_s_values_are_what_the_page_s_o
         for values in (
             {p: v for p, v in together.items() if p in example.model},
             *({p: v} for p, v in together.items()),
+            *({p: v} for p, v in example.nearest.items()),
         ):
             result = sim.set_parameters(values)
             assert result.ok and result.state is not None, (values, result.error)
