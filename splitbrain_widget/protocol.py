@@ -796,6 +796,11 @@ class ChangedValue(TypedDict):
     asked: NotRequired[Any]
 
 
+def changed_value(value: Any, unit: str | None) -> ChangedValue:
+    """A value as ``changed`` carries it: with its parameter's unit where it has one."""
+    return {"value": value, "unit": unit} if unit else {"value": value}
+
+
 class ToolResult(BaseModel):
     """The result of one tool call, identical for Python callers and the model.
 

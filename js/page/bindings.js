@@ -775,18 +775,29 @@ function makeRuntime(win) {
    * @param {HTMLElement} element
    */
   function clickLikeAPerson(element) {
-    const box = typeof element.getBoundingClientRect === "function" ? element.getBoundingClientRect() : null;
-    const at = box ? { clientX: box.left + box.width / 2, clientY: box.top + box.height / 2 } : {};
-    const Pointer = /** @type {any} */ (win).PointerEvent ?? /** @type {any} */ (win).MouseEvent;
-    const Mouse = /** @type {any} */ (win).MouseEvent;
-    if (Mouse !== undefined) {
-      for (const [kind, buttons] of /** @type {[string, number][]} */ ([["down", 1], ["up", 0]])) {
-        const init = { bubbles: true, cancelable: true, composed: true, button: 0, buttons, ...at };
-        element.dispatchEvent(new Pointer(`pointer${kind}`, { ...init, pointerId: 1, pointerType: "mouse", isPrimary: true }));
-        element.dispatchEvent(new Mouse(`mouse${kind}`, init));
-      }
+    if (/** @type {any} */ (win).MouseEvent !== undefined) {
+      const box = typeof element.getBoundingClientRect === "function" ? element.getBoundingClientRect() : null;
+      const centre = box ? { x: box.left + box.width / 2, y: box.top + box.height / 2 } : null;
+      press(element, "down", centre);
+      press(element, "up", centre);
     }
     element.click();
+  }
+
+  /**
+   * A mouse's press, move or release at `point` (client pixels; none: no position), as pointer and
+   * mouse events both, as pages listen to either.
+   * @param {EventTarget} at
+   * @param {string} kind  down, move or up
+   * @param {{x: number, y: number} | null} point
+   */
+  function press(at, kind, point) {
+    const Pointer = /** @type {any} */ (win).PointerEvent ?? /** @type {any} */ (win).MouseEvent ?? win.Event;
+    const Mouse = /** @type {any} */ (win).MouseEvent ?? win.Event;
+    const where = point ? { clientX: point.x, clientY: point.y } : {};
+    const init = { bubbles: true, cancelable: true, composed: true, ...where, button: 0, buttons: kind === "up" ? 0 : 1 };
+    at.dispatchEvent(new Pointer(`pointer${kind}`, { ...init, pointerId: 1, pointerType: "mouse", isPrimary: true }));
+    at.dispatchEvent(new Mouse(`mouse${kind}`, init));
   }
 
   // -- toggle buttons ---------------------------------------------------------------------------
@@ -1003,27 +1014,14 @@ function makeRuntime(win) {
     dragGeometry(param, value); // the check: the handle and track exist and are laid out
     return () => {
       const { handle, from, to } = dragGeometry(param, value);
-      const Pointer = /** @type {any} */ (win).PointerEvent ?? /** @type {any} */ (win).MouseEvent ?? win.Event;
-      const Mouse = /** @type {any} */ (win).MouseEvent ?? win.Event;
-      /**
-       * @param {EventTarget} at
-       * @param {string} kind  down, move or up
-       * @param {{x: number, y: number}} point
-       */
-      const send = (at, kind, point) => {
-        const init = { bubbles: true, cancelable: true, composed: true, clientX: point.x, clientY: point.y, button: 0 };
-        const buttons = kind === "up" ? 0 : 1;
-        at.dispatchEvent(new Pointer(`pointer${kind}`, { ...init, buttons, pointerId: 1, pointerType: "mouse", isPrimary: true }));
-        at.dispatchEvent(new Mouse(`mouse${kind}`, { ...init, buttons }));
-      };
       /** @param {{x: number, y: number}} point */
       const under = (point) => win.document.elementFromPoint?.(point.x, point.y) ?? handle;
-      send(handle, "down", from);
+      press(handle, "down", from);
       for (let i = 1; i <= DRAG_MOVES; i += 1) {
         const point = { x: from.x + ((to.x - from.x) * i) / DRAG_MOVES, y: from.y + ((to.y - from.y) * i) / DRAG_MOVES };
-        send(under(point), "move", point);
+        press(under(point), "move", point);
       }
-      send(under(to), "up", to);
+      press(under(to), "up", to);
     };
   }
 
@@ -1086,8 +1084,7 @@ function makeRuntime(win) {
       // a handle placed by an expression goes where it says (the call's other values, read when it runs)
       if (param.bind.position !== undefined) {
         positionOf(param, value); // the check: it compiles and gives a number
-        const drag = () => prepareDrag(param, positionOf(param, value))();
-        return drag;
+        return () => prepareDrag(param, positionOf(param, value))();
       }
       return prepareDrag(param, paged);
     }

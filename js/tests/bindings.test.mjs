@@ -105,6 +105,41 @@ class FakeControl {
   onchange = undefined;
 }
 
+/** An event that keeps what it was made with (a window's MouseEvent or KeyboardEvent in tests). */
+class InitEvent {
+  /** @param {string} type @param {any} init */
+  constructor(type, init) {
+    Object.assign(this, init, { type });
+  }
+}
+
+/**
+ * A page with a custom slider: a 200-pixel rail `#rail` from x 100 to 300 and a 20-pixel handle
+ * `#knob` whose left edge is at `knobLeft`; every event either one gets goes to `onEvent` (with `knob`
+ * or `rail`), as the page's own handlers would see it.
+ * @param {number} knobLeft
+ * @param {(event: any, on: string) => void} onEvent
+ */
+function railPage(knobLeft, onEvent) {
+  /** @param {string} name @param {{left: number, top: number, width: number, height: number}} box */
+  const element = (name, box) => ({
+    tagName: "DIV",
+    getBoundingClientRect: () => ({ ...box, right: box.left + box.width, bottom: box.top + box.height }),
+    dispatchEvent(/** @type {any} */ e) {
+      onEvent(e, name);
+      return true;
+    },
+  });
+  const page = makePage({
+    elements: {
+      "#knob": [/** @type {any} */ (element("knob", { left: knobLeft, top: 44, width: 20, height: 20 }))],
+      "#rail": [/** @type {any} */ (element("rail", { left: 100, top: 50, width: 200, height: 8 }))],
+    },
+  });
+  page.win.MouseEvent = InitEvent;
+  return page;
+}
+
 /**
  * A fake window with the runtime installed.
  * @param {{elements?: Record<string, any[]>, api?: boolean, onAction?: boolean, readyState?: string}} [options]
@@ -1011,25 +1046,10 @@ describe("what real pages need: the page's model, conversions, calls, steps, set
 test("a drag binding presses the handle, moves across its track and releases where the value lies", () => {
   const model = { speed: 0 };
   const sent = /** @type {{type: string, x: number, on: string}[]} */ ([]);
-  /** @param {string} name @param {{left: number, top: number, width: number, height: number}} box */
-  const element = (name, box) => ({
-    tagName: "DIV",
-    getBoundingClientRect: () => ({ ...box, right: box.left + box.width, bottom: box.top + box.height }),
-    dispatchEvent(/** @type {any} */ e) {
-      sent.push({ type: e.type, x: e.clientX, on: name });
-      if (e.type === "mousemove" && e.buttons === 1) model.speed = ((e.clientX - 100) / 200) * 100;
-      return true;
-    },
+  const page = railPage(90, (e, on) => {
+    sent.push({ type: e.type, x: e.clientX, on });
+    if (e.type === "mousemove" && e.buttons === 1) model.speed = ((e.clientX - 100) / 200) * 100;
   });
-  const rail = element("rail", { left: 100, top: 50, width: 200, height: 8 });
-  const knob = element("knob", { left: 90, top: 44, width: 20, height: 20 });
-  const page = makePage({ elements: { "#knob": [/** @type {any} */ (knob)], "#rail": [/** @type {any} */ (rail)] } });
-  page.win.MouseEvent = class {
-    /** @param {string} type @param {any} init */
-    constructor(type, init) {
-      Object.assign(this, init, { type });
-    }
-  };
   page.runtime.start(
     spec({
       params: [{ path: "dial.speed", type: "number", min: 0, max: 100, bind: { drag: "#knob", track: "#rail" }, read: { global: "model.speed" } }],
@@ -1075,32 +1095,14 @@ function cappedFlock(more) {
  */
 function sliderPage({ lo = 0, hi = 1, step = 0 }, bind, range) {
   const model = { value: lo, presses: 0, releasedAt: NaN };
-  /** @param {{left: number, top: number, width: number, height: number}} box */
-  const element = (box) => ({
-    tagName: "DIV",
-    getBoundingClientRect: () => ({ ...box, right: box.left + box.width, bottom: box.top + box.height }),
-    dispatchEvent(/** @type {any} */ e) {
-      if (e.type === "mousedown") model.presses += 1;
-      if (e.type === "mouseup") model.releasedAt = e.clientX;
-      if (e.type === "mousemove" && e.buttons === 1) {
-        const value = lo + Math.min(1, Math.max(0, (e.clientX - 100) / 200)) * (hi - lo);
-        model.value = step ? Math.round(value / step) * step : value;
-      }
-      return true;
-    },
-  });
-  const page = makePage({
-    elements: {
-      "#knob": [/** @type {any} */ (element({ left: 90, top: 44, width: 20, height: 20 }))],
-      "#rail": [/** @type {any} */ (element({ left: 100, top: 50, width: 200, height: 8 }))],
-    },
-  });
-  page.win.MouseEvent = class {
-    /** @param {string} type @param {any} init */
-    constructor(type, init) {
-      Object.assign(this, init, { type });
+  const page = railPage(90, (e) => {
+    if (e.type === "mousedown") model.presses += 1;
+    if (e.type === "mouseup") model.releasedAt = e.clientX;
+    if (e.type === "mousemove" && e.buttons === 1) {
+      const value = lo + Math.min(1, Math.max(0, (e.clientX - 100) / 200)) * (hi - lo);
+      model.value = step ? Math.round(value / step) * step : value;
     }
-  };
+  });
   const scale = /** @type {{scale?: number}} */ (bind).scale;
   page.runtime.start(
     spec({
@@ -1254,12 +1256,7 @@ describe("what pages by other authors need: toggles, keys, every match, assignme
     const seen = /** @type {any[]} */ ([]);
     const body = { dispatchEvent: (/** @type {any} */ e) => seen.push(e) };
     page.win.document.body = body;
-    page.win.KeyboardEvent = class {
-      /** @param {string} type @param {any} init */
-      constructor(type, init) {
-        Object.assign(this, init, { type });
-      }
-    };
+    page.win.KeyboardEvent = InitEvent;
     page.runtime.start(
       spec({
         actions: [
@@ -1306,12 +1303,7 @@ describe("what pages by other authors need: toggles, keys, every match, assignme
     const elements = { ".cell.alive": cells };
     const page = makePage({ elements });
     page.runtime.start(spec({ actions: [{ name: "clear", steps: [{ click: ".cell.alive", all: true }] }, { name: "bad", steps: [{ click: "!!", all: true }] }] }), {});
-    page.win.MouseEvent = class {
-      /** @param {string} type @param {any} init */
-      constructor(type, init) {
-        Object.assign(this, init, { type });
-      }
-    };
+    page.win.MouseEvent = InitEvent;
     page.registered.action("clear");
     assert.deepEqual(cells.map((c) => c.clicks), [1, 1, 1]);
     // pressed and released as a mouse does, then clicked: a board whose cells act on the press works too
@@ -1378,27 +1370,9 @@ describe("what pages by other authors need: toggles, keys, every match, assignme
 test("a drag's `position` places the handle by an expression over the call's values and the page's", () => {
   // a share of what another handle leaves: the handle sits at ratio * occupied along a 0..1 track
   const model = { handle: 0.25, occupied: 0.5 };
-  /** @param {{left: number, top: number, width: number, height: number}} box */
-  const element = (box) => ({
-    tagName: "DIV",
-    getBoundingClientRect: () => ({ ...box, right: box.left + box.width, bottom: box.top + box.height }),
-    dispatchEvent(/** @type {any} */ e) {
-      if (e.type === "mousemove" && e.buttons === 1) model.handle = Math.min(1, Math.max(0, (e.clientX - 100) / 200));
-      return true;
-    },
+  const page = railPage(140, (e) => {
+    if (e.type === "mousemove" && e.buttons === 1) model.handle = Math.min(1, Math.max(0, (e.clientX - 100) / 200));
   });
-  const page = makePage({
-    elements: {
-      "#knob": [/** @type {any} */ (element({ left: 140, top: 44, width: 20, height: 20 }))],
-      "#rail": [/** @type {any} */ (element({ left: 100, top: 50, width: 200, height: 8 }))],
-    },
-  });
-  page.win.MouseEvent = class {
-    /** @param {string} type @param {any} init */
-    constructor(type, init) {
-      Object.assign(this, init, { type });
-    }
-  };
   page.runtime.expr("param board.ratio", () => model.handle / model.occupied);
   page.runtime.expr("position board.ratio", (/** @type {any} */ { ratio, occupied }) => ratio * occupied);
   page.runtime.start(

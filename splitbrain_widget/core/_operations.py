@@ -26,7 +26,17 @@ from typing import Any, Protocol, TypeVar, cast
 
 from ..manifest import Manifest, ParameterError
 from ..manifest.registry import Target, TargetError, list_targets, load_target
-from ..protocol import ERROR_CODES, PROTOCOL_VERSION, ChangedValue, ErrorCode, ErrorInfo, Op, ToolResult, request
+from ..protocol import (
+    ERROR_CODES,
+    PROTOCOL_VERSION,
+    ChangedValue,
+    ErrorCode,
+    ErrorInfo,
+    Op,
+    ToolResult,
+    changed_value,
+    request,
+)
 from . import _kernel_tap, _page_truth
 from ._audit import AuditEntry, AuditLog, current_source
 from ._bridge import Bridge, PendingRequest
@@ -762,8 +772,7 @@ def _moves_without_page(step: Wait) -> bool:
 
 
 def _changed(manifest: Manifest, path: str, value: Any) -> ChangedValue:
-    unit = manifest.parameters[path].unit
-    return {"value": value, "unit": unit} if unit else {"value": value}
+    return changed_value(value, manifest.parameters[path].unit)
 
 
 def _kept(op: Op, code: str) -> bool:

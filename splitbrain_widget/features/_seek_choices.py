@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from ..manifest import Manifest, Parameter
-from ..protocol import ChangedValue
 from ._seek_goal import Extreme, Failed, OutOfTries
 from ._seek_search import Search
 
@@ -42,10 +41,6 @@ class ChoiceSearch(Search):
 
     def wire(self, x: float) -> Any:
         return self.choices[int(x)]
-
-    def changed(self, x: float) -> ChangedValue:
-        value = self.wire(x)
-        return {"value": value, "unit": self.param.unit} if self.param.unit else {"value": value}
 
     def reports(self, reported: Any, x: float) -> bool:
         return bool(reported == self.wire(x)) and isinstance(reported, bool) == isinstance(self.wire(x), bool)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..manifest import Manifest, Parameter, ParameterError
-from ..protocol import ERROR_CODES, ChangedValue, ErrorCode
+from ..protocol import ERROR_CODES, ErrorCode
 
 if TYPE_CHECKING:
     pass
@@ -194,11 +194,6 @@ def range_text(param: Parameter) -> str:
 
 def num_text(x: float) -> str:
     return f"{x:.4g}"
-
-
-def changed_value(param: Parameter, x: float) -> ChangedValue:
-    value = wire_value(param, x)
-    return {"value": value, "unit": param.unit} if param.unit else {"value": value}
 
 
 def wire_value(param: Parameter, x: float) -> float | int:

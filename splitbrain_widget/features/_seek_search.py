@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..manifest import Parameter
-from ..protocol import ChangedValue, ErrorCode, ToolResult
+from ..protocol import ChangedValue, ErrorCode, ToolResult, changed_value
 from . import _observables as observables
 from ._seek_goal import (
     Crossed,
@@ -290,8 +290,7 @@ class Search:
         return wire_value(self.param, x)
 
     def changed(self, x: float) -> ChangedValue:
-        value = self.wire(x)
-        return {"value": value, "unit": self.param.unit} if self.param.unit else {"value": value}
+        return changed_value(self.wire(x), self.param.unit)
 
     def reports(self, reported: Any, x: float) -> bool:
         """Whether the page's (or the kernel's) value of the parameter is the one at ``x``."""

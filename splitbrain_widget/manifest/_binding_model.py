@@ -53,7 +53,7 @@ class _Binding(BaseModel):
             return raw
         if not isinstance(raw, dict):
             raise ValueError(f"expected {cls.SHAPES}, got {kind_of(raw)} ({shown(raw)})")
-        given = [k for k in cls.KINDS if raw.get(k) is not None or (k == "global" and raw.get("global_") is not None)]
+        given = [k for k in cls.KINDS if raw.get(k) is not None or raw.get(cls._field(k)) is not None]
         if not given:
             raise ValueError(f"expected {cls.SHAPES}, got {shown(raw)}")
         if len(given) > 1:
@@ -65,10 +65,15 @@ class _Binding(BaseModel):
         """Only the keys that are set: ``{"global": "sim.speed"}``, as the manifest says it."""
         return {k: v for k, v in handler(self).items() if v is not None}
 
+    @classmethod
+    def _field(cls, key: str) -> str:
+        """The field a kind key names: itself, or the one it is the alias of (``global`` is ``global_``)."""
+        return next((name for name, field in cls.model_fields.items() if field.alias == key), key)
+
     @property
     def kind(self) -> str:
         """Which shape this is: the one of its kind keys that is set."""
-        return next(k for k in self.KINDS if getattr(self, "global_" if k == "global" else k) is not None)
+        return next(k for k in self.KINDS if getattr(self, self._field(k)) is not None)
 
     def _only_with(self, field: str, kind: str) -> None:
         if getattr(self, field) is not None and self.kind != kind:
@@ -115,10 +120,6 @@ class PressedRead(_Binding):
     attr: Annotated[str, Field(strict=True), AfterValidator(attribute)] | None = None
     class_: Annotated[str, Field(strict=True, pattern=r"^[^\s]+$")] | None = Field(default=None, alias="class")
     text: Source | None = None
-
-    @property
-    def kind(self) -> str:
-        return next(k for k in self.KINDS if getattr(self, "class_" if k == "class" else k) is not None)
 
 
 class ParameterBinding(_Binding, _Conversion):
