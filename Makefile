@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 IPYKERNEL_MATRIX ?= 7.0.1 6.29.5 5.5.6
 
-.PHONY: demo test lint js unit kernel kernel-matrix browser notebooks bench build clean mcp-clients real-model
+.PHONY: demo test lint js unit kernel kernel-matrix browser notebooks bench bench-smoke build clean mcp-clients real-model
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -82,8 +82,16 @@ real-model: $(STAMP)
 	SPLITBRAIN_LLAMA_SERVER=$$(echo "$$paths" | sed -n 1p) SPLITBRAIN_GGUF=$$(echo "$$paths" | sed -n 2p) \
 	SPLITBRAIN_TOOL_TEMPLATE=$$(echo "$$paths" | sed -n 3p) $(PY) -m pytest -q -m real_model tests/real_model
 
-bench: $(STAMP)
+## make bench: every section of benchmarks/ (JupyterLab, Chromium; the mcp_apps section bundles its chat host
+## with tests/mcp_clients' esbuild), figures into benchmarks/results.json and README.md.
+## make bench-smoke: every section with a few calls each, figures printed and nothing written; fails if
+## a section raises (CI runs it).
+BENCH_DEPS := $(STAMP) $(if $(shell command -v npm),mcp-clients)
+bench: $(BENCH_DEPS)
 	$(PY) -m benchmarks
+
+bench-smoke: $(BENCH_DEPS)
+	$(PY) -m benchmarks --smoke
 
 clean:
 	rm -rf $(VENV) .venv-ipykernel-* js/node_modules dist build .pytest_cache .mypy_cache .ruff_cache

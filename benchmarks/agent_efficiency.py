@@ -22,6 +22,9 @@ Two measurements, both with scripted decisions (the same target values; no real 
    - ``classic_stop``: stops after every tool round and is told "Proceed.", as in 1.
    Requests are counted at the fake server (every POST it received) and the request size is the
    bytes it received (``Content-Length``), so whatever the agent really sends is what is measured.
+
+``run(smoke=True)``: the first two tasks only, both measurements, every fake provider
+(``python -m benchmarks --smoke``).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ TASKS: list[dict[str, Any]] = [
         "view.position": [1, 2, 3],
     },
 ]
+SMOKE_TASKS = 2  # the first tasks: one change, then several (the ratios are over the multi-change ones)
 PROMPT = "please apply the task"
 CLASSIC_PAUSE = "Tool finished. Say Proceed. to continue."
 CLASSIC_DONE = "All done."
@@ -203,10 +207,10 @@ def wire_classic(provider: str, task: dict[str, Any], *, stop_every_round: bool)
         return _at_server(server)
 
 
-def wire(provider: str) -> dict[str, Any]:
+def wire(provider: str, tasks: list[dict[str, Any]]) -> dict[str, Any]:
     """Per task and in sum over the multi-parameter tasks: requests and request bytes at the fake server."""
     rows = []
-    for task in TASKS:
+    for task in tasks:
         row: dict[str, Any] = {"changes": len(task)}
         for design, got in (
             ("ours", wire_ours(provider, task)),
@@ -234,9 +238,10 @@ def wire(provider: str) -> dict[str, Any]:
     }
 
 
-def run() -> dict[str, Any]:
+def run(*, smoke: bool = False) -> dict[str, Any]:
+    tasks = TASKS[:SMOKE_TASKS] if smoke else TASKS
     rows = []
-    for task in TASKS:
+    for task in tasks:
         a, b = ours(task), classic(task)
         rows.append(
             {
@@ -256,7 +261,7 @@ def run() -> dict[str, Any]:
         "agent_scripted_note": "scripted FunctionModels; the classic model is made to stop after every tool round "
         "and gets a 'Proceed.' user turn for the next one",
         "agent_tasks": rows,
-        "agent_wire": {provider: wire(provider) for provider in PROVIDERS},
+        "agent_wire": {provider: wire(provider, tasks) for provider in PROVIDERS},
         "agent_wire_note": "our Agent against a pydantic-ai agent with get_parameters + set_parameter, at the fake "
         "providers of tests/fake_providers.py on 127.0.0.1; requests and bytes counted at the server; "
         "loop: the classic agent runs through its tool loop, stop: it stops after every tool round",

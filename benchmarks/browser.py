@@ -5,55 +5,84 @@ the bouncer target, and times blocking ``set_parameter`` calls from a plain cell
 extension on and switched off (``SPLITBRAIN_NODELAY=0``), alternating sessions (on, off, on, off) so
 the two are compared under the same conditions; and once more with the trait echo sent after every
 call (as before it was deferred to a pause between calls), for the ratio.
+
+Where the time goes, from the relay's hop trace (js/host/relay.js ``trace``: when a request reached
+the relay in the view's sandbox frame, was posted to the target's iframe, was answered, and its reply
+left): the target iframe's part, the sandbox frame's own part (the relay, both ways), and what is
+left of the round trip outside the sandbox frame (kernel, zmq, jupyter_server, websocket and the
+notebook page's hop into the frame).
+
+``run(smoke=True)``: one session per setting, a few calls each (``python -m benchmarks --smoke``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from ._stats import summary
 
-CALLS = 270  # per session; the first 20 are warm-up and dropped
-ROUNDS = 2  # sessions per setting, alternated (on, off, on, off): a slow first start hits neither alone
+WARM_UP = 20  # calls per session dropped before timing
+
+
+@dataclass(frozen=True)
+class Sizes:
+    calls: int  # per session, after the warm-up
+    rounds: int  # sessions per setting, alternated (on, off, on, off): a slow first start hits neither alone
+
+
+FULL = Sizes(calls=250, rounds=2)
+SMOKE = Sizes(calls=10, rounds=1)
+SETTINGS = (("on", True, 1), ("off", False, 1), ("echo", True, 2), ("echo_off", False, 2))
 LOOP = (
     "samples = []\n"
-    f"for i in range({CALLS}):\n"
+    "for i in range({total}):\n"
     "    t = time.perf_counter(); r = sim.set_parameter('speed', i % 50); dt = time.perf_counter() - t\n"
     "    assert r.ok and r.views_applied == 1, r\n"
     "    samples.append(dt * 1000)\n"
-    "    ECHO\n"
-    "print(json.dumps(samples[20:]))"
+    "    {echo}\n"
+    "print(json.dumps(samples[{warm_up}:]))"
 )
-CELLS = [
-    "import splitbrain_widget as sb, time, json\nsim = sb.TargetWidget('bouncer', height=200)\nsim",
-    LOOP.replace("ECHO", "pass"),  # as shipped: the trait echo waits for a pause between calls
-    # for comparison, the echo sent after every call, as before (the next request queues behind it)
-    LOOP.replace("ECHO", "sim._echo.sync()"),
-]
 
 
-def hops(trace: list[list[Any]]) -> dict[str, Any]:
+def cells(calls: int) -> list[str]:
+    """The notebook: the widget, the loop as shipped, and the loop with the echo after every call."""
+    sizes = {"total": WARM_UP + calls, "warm_up": WARM_UP}
+    return [
+        "import splitbrain_widget as sb, time, json\nsim = sb.TargetWidget('bouncer', height=200)\nsim",
+        LOOP.format(echo="pass", **sizes),  # as shipped: the trait echo waits for a pause between calls
+        # for comparison, the echo sent after every call, as before (the next request queues behind it)
+        LOOP.format(echo="sim._echo.sync()", **sizes),
+    ]
+
+
+def hops(trace: list[list[Any]]) -> dict[str, list[float]]:
     """Per-request durations (ms) in the sandbox frame, from the relay's trace (js/host/relay.js ``trace``):
-    from a request reaching the relay to its reply leaving it, and the target iframe's part of that."""
+    from a request reaching the relay to its reply leaving it (``in_view_ms``), the target iframe's part
+    of that (``iframe_and_target_ms``: posted to the page until its answer came back) and the sandbox
+    frame's own part (``sandbox_relay_ms``: reached the relay until posted, plus answered until replied).
+    The warm-up requests are dropped."""
     by_id: dict[str, dict[str, float]] = {}
     for request_id, hop, t in trace:
         by_id.setdefault(request_id, {})[hop] = t
-    complete = [h for h in by_id.values() if {"in", "post", "state", "out"} <= h.keys()][20:]
+    complete = [h for h in by_id.values() if {"in", "post", "state", "out"} <= h.keys()][WARM_UP:]
     return {
         "in_view_ms": [h["out"] - h["in"] for h in complete],
         "iframe_and_target_ms": [h["state"] - h["post"] for h in complete],
+        "sandbox_relay_ms": [(h["post"] - h["in"]) + (h["out"] - h["state"]) for h in complete],
     }
 
 
-def measure(nodelay: bool, cell: int = 1) -> tuple[list[float], dict[str, Any]]:
+def measure(nodelay: bool, cell: int, calls: int) -> tuple[list[float], dict[str, list[float]]]:
+    """One JupyterLab session: the round trips (ms) of loop ``cell`` and the relay's hops meanwhile."""
     from tests.browser.harness import notebook_session
 
     previous = os.environ.get("SPLITBRAIN_NODELAY")
     os.environ["SPLITBRAIN_NODELAY"] = "1" if nodelay else "0"  # read by the server extension at start
     try:
-        with notebook_session(CELLS, name="bench.ipynb") as nb:
+        with notebook_session(cells(calls), name="bench.ipynb") as nb:
             nb.run_cell(0)
             nb.wait_view(0)
             # the relay runs in the view's sandbox frame (js/host/sandbox.js), not the notebook page: its
@@ -70,16 +99,19 @@ def measure(nodelay: bool, cell: int = 1) -> tuple[list[float], dict[str, Any]]:
             os.environ["SPLITBRAIN_NODELAY"] = previous
 
 
-def run() -> dict[str, Any]:
-    samples: dict[str, list[float]] = {"on": [], "off": [], "echo": [], "echo_off": []}
-    trace: dict[str, list[float]] = {"in_view_ms": [], "iframe_and_target_ms": []}
-    for _ in range(ROUNDS):
-        for setting, nodelay, cell in (("on", True, 1), ("off", False, 1), ("echo", True, 2), ("echo_off", False, 2)):
-            got, browser_hops = measure(nodelay, cell)
+def run(*, smoke: bool = False) -> dict[str, Any]:
+    sizes = SMOKE if smoke else FULL
+    samples: dict[str, list[float]] = {setting: [] for setting, _, _ in SETTINGS}
+    trace: dict[str, list[float]] = {"in_view_ms": [], "iframe_and_target_ms": [], "sandbox_relay_ms": []}
+    for _ in range(sizes.rounds):
+        for setting, nodelay, cell in SETTINGS:
+            got, browser_hops = measure(nodelay, cell, sizes.calls)
             samples[setting] += got
             if setting == "on":
                 for key in trace:
                     trace[key] += browser_hops[key]
+    if not trace["in_view_ms"]:
+        raise RuntimeError("the relay traced no complete request: is globalThis.__splitbrainTrace set in its frame?")
     on, off = summary(samples["on"]), summary(samples["off"])
     echo, echo_off = summary(samples["echo"]), summary(samples["echo_off"])
     in_view = {key: summary(values) for key, values in trace.items()}
@@ -98,8 +130,10 @@ def run() -> dict[str, Any]:
             **in_view,
             "kernel_wire_and_server_ms_median": outside,
             "note": "in_view: from the request reaching the relay (in the view's sandbox frame) to its reply "
-            "leaving it; the notebook page's hop into that frame is outside it; the rest of the median "
-            "round trip is kernel, zmq, jupyter_server and websocket, both ways",
+            "leaving it, of which iframe_and_target is the target's iframe (posted until answered) and "
+            "sandbox_relay the sandbox frame's own part (the relay, both ways); the notebook page's hop into "
+            "that frame is outside it, with the rest of the median round trip: kernel, zmq, jupyter_server "
+            "and websocket, both ways",
         },
     }
 

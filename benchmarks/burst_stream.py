@@ -14,17 +14,34 @@ targets/counter.html).
 
 ``SPLITBRAIN_BENCH_CELL_TIMEOUT`` (seconds, default 600) bounds each measuring cell, for a quicker
 failure while the burst path is being worked on.
+
+``run(smoke=True)``: a burst of 200 and streams of 1 s (``python -m benchmarks --smoke``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 BENCH_TARGETS = Path(__file__).resolve().parent / "targets"
 CELL_TIMEOUT_S = float(os.environ.get("SPLITBRAIN_BENCH_CELL_TIMEOUT", "600"))
+
+
+@dataclass(frozen=True)
+class Sizes:
+    burst: int  # applies issued before the target is ready
+    stream_s: int  # seconds of each stream, at 1,000 applies a second
+
+
+# Tall enough for the notebook's three views at once: Chromium runs no requestAnimationFrame in a
+# target scrolled out of sight (JupyterLab's cells have content-visibility: auto), and the frame rates
+# read 0 at the default 720 px, where the stream's two widgets fall below the fold.
+VIEWPORT = {"width": 1280, "height": 1600}
+FULL = Sizes(burst=10_000, stream_s=10)
+SMOKE = Sizes(burst=200, stream_s=1)
 SETUP = (
     "import splitbrain_widget as sb, asyncio, time, json\n"
     f"from IPython.display import display\nT = {str(BENCH_TARGETS)!r}"
@@ -33,10 +50,10 @@ BURST = (
     "sim = sb.TargetWidget('counter', targets_dir=T, timeout=600, height=80)\n"
     "display(sim)\n"
     "t0 = time.perf_counter()\n"
-    "results = await asyncio.gather(*[sim.aset_parameter('seq', i) for i in range(10000)])\n"
+    "results = await asyncio.gather(*[sim.aset_parameter('seq', i) for i in range(BURST_N)])\n"
     "total = time.perf_counter() - t0\n"
     "s = (await sim.afetch_state()).state\n"
-    "print(json.dumps({'sent': 10000, 'replied_ok': sum(r.ok for r in results), 'applied': s['applied'],\n"
+    "print(json.dumps({'sent': BURST_N, 'replied_ok': sum(r.ok for r in results), 'applied': s['applied'],\n"
     "  'in_order': s['in_order'], 'duplicates': s['duplicates'], 'drain_ms': s['drain_ms'],\n"
     "  'total_s': round(total, 2)}))"
 )
@@ -48,7 +65,7 @@ STREAM_WIDGETS = (
 STREAM_ASYNC = (
     "idle = (await a.afetch_state()).state['fps']\n"
     "tasks, n, t0 = [], 0, time.perf_counter()\n"
-    "while (now := time.perf_counter()) - t0 < 10:\n"
+    "while (now := time.perf_counter()) - t0 < STREAM_S:\n"
     "    while n < int((now - t0) * 1000):\n"
     "        tasks.append(asyncio.ensure_future(a.aset_parameter('seq', n))); n += 1\n"
     "    await asyncio.sleep(0.001)\n"
@@ -61,7 +78,7 @@ STREAM_ASYNC = (
 STREAM_COALESCED = (
     "idle = b.fetch_state().state['fps']\n"
     "n, t0 = 0, time.perf_counter()\n"
-    "while (now := time.perf_counter()) - t0 < 10:\n"
+    "while (now := time.perf_counter()) - t0 < STREAM_S:\n"
     "    while n < int((now - t0) * 1000):\n"
     "        b.stream({'seq': n}); n += 1\n"
     "    time.sleep(0.001)\n"
@@ -71,13 +88,28 @@ STREAM_COALESCED = (
     "  'last': s['last'], 'in_order': s['in_order'], 'fps': s['fps_during'], 'fps_idle': idle,\n"
     "  'coalesced': b.stream_stats.coalesced}))"
 )
-CELLS = [SETUP, BURST, STREAM_WIDGETS, STREAM_ASYNC, STREAM_COALESCED]
 
 
-def run() -> dict[str, Any]:
+def burst_cell(sizes: Sizes) -> str:
+    return BURST.replace("BURST_N", str(sizes.burst))
+
+
+def cells(sizes: Sizes) -> list[str]:
+    """The notebook: set-up, the burst, the stream's two widgets, the plain stream, the coalesced one."""
+    stream_s = str(sizes.stream_s)
+    return [
+        SETUP,
+        burst_cell(sizes),
+        STREAM_WIDGETS,
+        STREAM_ASYNC.replace("STREAM_S", stream_s),
+        STREAM_COALESCED.replace("STREAM_S", stream_s),
+    ]
+
+
+def run(*, smoke: bool = False) -> dict[str, Any]:
     from tests.browser.harness import notebook_session
 
-    with notebook_session(CELLS, name="burst.ipynb") as nb:
+    with notebook_session(cells(SMOKE if smoke else FULL), name="burst.ipynb", viewport=VIEWPORT) as nb:
         nb.run_cell(0)
         burst = json.loads(nb.run_cell(1, timeout=CELL_TIMEOUT_S).strip().splitlines()[-1])
         nb.run_cell(2)
@@ -105,7 +137,7 @@ def burst_runs(n: int) -> dict[str, Any]:
     run apply all 10,000 in order, exactly once? ``python -m benchmarks.burst_stream --runs 10``."""
     from tests.browser.harness import notebook_session
 
-    again = "if 'sim' in globals():\n    sim.close()  # one live page at a time\n" + BURST
+    again = "if 'sim' in globals():\n    sim.close()  # one live page at a time\n" + burst_cell(FULL)
     with notebook_session([SETUP] + [again] * n, name="burst-runs.ipynb") as nb:
         nb.run_cell(0)
         runs = [json.loads(nb.run_cell(i, timeout=CELL_TIMEOUT_S).strip().splitlines()[-1]) for i in range(1, n + 1)]

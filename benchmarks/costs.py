@@ -1,4 +1,7 @@
-"""Costs: import time, widget creation, memory per widget and per 1000 audit entries, shipped JS size."""
+"""Costs: import time, widget creation, memory per widget and per 1000 audit entries, shipped JS size.
+
+``run(smoke=True)``: one import, a few widgets and audit entries (``python -m benchmarks --smoke``).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +11,22 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Sizes:
+    import_runs: int  # fresh interpreters timed importing the package
+    widgets: int  # widgets created for the time and memory per widget
+    audit_entries: int  # calls audited for the memory per 1000 entries
+
+
+FULL = Sizes(import_runs=5, widgets=50, audit_entries=1000)
+SMOKE = Sizes(import_runs=1, widgets=3, audit_entries=50)
 
 
 def import_seconds(runs: int = 5) -> dict[str, Any]:
@@ -28,7 +43,7 @@ def import_seconds(runs: int = 5) -> dict[str, Any]:
     return {"median": round(statistics.median(samples), 4), "runs": runs, "heavy_modules_imported": sorted(leaked)}
 
 
-def widget_costs(count: int = 50) -> dict[str, Any]:
+def widget_costs(count: int = 50, audit_entries: int = 1000) -> dict[str, Any]:
     import splitbrain_widget as sb
 
     sb.TargetWidget("bouncer")  # warm caches (manifest, target API script, anywidget import)
@@ -43,10 +58,10 @@ def widget_costs(count: int = 50) -> dict[str, Any]:
 
     sim = widgets[0]
     before = tracemalloc.take_snapshot()
-    for i in range(1000):
+    for i in range(audit_entries):
         sim.set_parameter("speed", i % 50)
     after = tracemalloc.take_snapshot()
-    per_1000_audit = sum(s.size_diff for s in after.compare_to(before, "filename"))
+    per_1000_audit = sum(s.size_diff for s in after.compare_to(before, "filename")) * 1000 / audit_entries
     tracemalloc.stop()
     return {
         "widget_create_ms": round(created * 1000, 3),
@@ -61,8 +76,13 @@ def js_sizes() -> dict[str, int]:
     return {path.name: path.stat().st_size for path in sorted(static.glob("*.js"))}
 
 
-def run() -> dict[str, Any]:
-    return {"import_s": import_seconds(), **widget_costs(), "js_bytes": js_sizes()}
+def run(*, smoke: bool = False) -> dict[str, Any]:
+    sizes = SMOKE if smoke else FULL
+    return {
+        "import_s": import_seconds(sizes.import_runs),
+        **widget_costs(sizes.widgets, sizes.audit_entries),
+        "js_bytes": js_sizes(),
+    }
 
 
 if __name__ == "__main__":

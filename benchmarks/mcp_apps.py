@@ -7,7 +7,7 @@ in a page of headless Chromium (tests/mcp_clients/apps_host.mjs); it renders one
 same ``set_parameters`` call on each widget in alternating rounds, timed in the page (what a chat
 waits for). The difference is the App path's cost: the view's long poll answering, the view's own
 relay, and its reply coming back as one more tool call through the host.
-``python -m benchmarks mcp_apps``.
+``python -m benchmarks mcp_apps``; ``run(smoke=True)``: a few calls (``python -m benchmarks --smoke``).
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from typing import Any
 
 from ._stats import summary
 
-CALLS = 100
+CALLS = 100  # timed per widget, after the warm-up
 WARMUP = 10
+SMOKE_CALLS, SMOKE_WARMUP = 5, 2
 
 
-def run() -> dict[str, Any]:
+def run(*, smoke: bool = False) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     import splitbrain_widget as sb
@@ -30,6 +31,7 @@ def run() -> dict[str, Any]:
     from tests.browser_env import CHROMIUM_ARGS, chromium_path
     from tests.browser_targets.host import apps_host_site
 
+    calls, warmup = (SMOKE_CALLS, SMOKE_WARMUP) if smoke else (CALLS, WARMUP)
     app = app_target("projectile")
     page_home = sb.HeadlessTarget("projectile")
     app_ms: list[float] = []
@@ -45,7 +47,7 @@ def run() -> dict[str, Any]:
                 page.evaluate("([u, t]) => appsHost.connect(u, t)", [server.url, server.token])
                 first = page.evaluate("appsHost.call('projectile__set_parameters', {values: {'launch.angle': 40}})")
                 assert first["result"]["structuredContent"]["ok"], first
-                for i in range(WARMUP + CALLS):
+                for i in range(warmup + calls):
                     values = {"values": {"launch.angle": 30 + i % 20}}
                     for tool, into in (
                         ("projectile__set_parameters", app_ms),
@@ -53,7 +55,7 @@ def run() -> dict[str, Any]:
                     ):
                         out = page.evaluate("([n, a]) => appsHost.timed(n, a)", [tool, values])
                         assert out["ok"], (tool, out)
-                        if i >= WARMUP:
+                        if i >= warmup:
                             into.append(out["ms"])
                 browser.close()
         finally:
@@ -67,7 +69,7 @@ def run() -> dict[str, Any]:
         f"(p95 {app_fig['p95']}), headless page median {headless_fig['median']} ms (p95 {headless_fig['p95']}): "
         f"{ratio}x (n={app_fig['n']}, alternating)"
     )
-    return {"mcp_apps": {"calls": CALLS, "app_ms": app_fig, "headless_ms": headless_fig, "app_over_headless": ratio}}
+    return {"mcp_apps": {"calls": calls, "app_ms": app_fig, "headless_ms": headless_fig, "app_over_headless": ratio}}
 
 
 if __name__ == "__main__":

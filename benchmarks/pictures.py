@@ -9,6 +9,9 @@
 - a notebook executed headless: ``jupyter nbconvert --execute`` of three widgets and four cells, with
   the pictures (the default) and with ``SPLITBRAIN_SNAPSHOTS=0``, alternated, 3 runs each: the pictures'
   share of the run and of the notebook's bytes.
+
+``run(smoke=True)``: two targets, a few pairs and one notebook run of each kind
+(``python -m benchmarks --smoke``).
 """
 
 from __future__ import annotations
@@ -19,14 +22,24 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ._stats import summary
 
-TARGETS = ("bouncer", "projectile", "pendulum", "orbits", "waves", "boids")
-PAIRS = 110  # the first 10 are warm-up and dropped
-NOTEBOOK_RUNS = 3
+WARM_UP = 10  # pairs dropped before timing
+
+
+@dataclass(frozen=True)
+class Sizes:
+    targets: tuple[str, ...]  # pictured and exported
+    pairs: int  # of set + snapshot and set + fetch_state, timed, after the warm-up
+    notebook_runs: int  # of each kind, alternated
+
+
+FULL = Sizes(targets=("bouncer", "projectile", "pendulum", "orbits", "waves", "boids"), pairs=100, notebook_runs=3)
+SMOKE = Sizes(targets=("bouncer", "projectile"), pairs=5, notebook_runs=1)
 CELLS = [
     "import splitbrain_widget as sb\na = sb.TargetWidget('bouncer')\na",
     "a.set_parameters({'color': 'red', 'size': 40})",
@@ -35,12 +48,12 @@ CELLS = [
 ]
 
 
-def per_target() -> dict[str, dict[str, int]]:
+def per_target(targets: tuple[str, ...]) -> dict[str, dict[str, int]]:
     import splitbrain_widget as sb
 
     out: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        for target in TARGETS:
+        for target in targets:
             with sb.HeadlessTarget(target) as sim:
                 sim.advance(1.0)
                 picture = sim.snapshot()
@@ -54,13 +67,13 @@ def per_target() -> dict[str, dict[str, int]]:
     return out
 
 
-def after_change() -> dict[str, Any]:
+def after_change(pairs: int) -> dict[str, Any]:
     import splitbrain_widget as sb
 
     with_picture: list[float] = []
     without: list[float] = []
     with sb.HeadlessTarget("bouncer") as sim:
-        for i in range(PAIRS):
+        for i in range(WARM_UP + pairs):
             for kind in ("picture", "state") if i % 2 == 0 else ("state", "picture"):
                 started = time.perf_counter()
                 sim.set_parameter("size", 10 + i % 40)
@@ -69,7 +82,7 @@ def after_change() -> dict[str, Any]:
                 else:
                     assert sim.fetch_state().ok
                 took = (time.perf_counter() - started) * 1000
-                if i >= 10:
+                if i >= WARM_UP:
                     (with_picture if kind == "picture" else without).append(took)
     a, b = summary(with_picture), summary(without)
     return {
@@ -79,7 +92,7 @@ def after_change() -> dict[str, Any]:
     }
 
 
-def executed_notebook() -> dict[str, Any]:
+def executed_notebook(runs: int) -> dict[str, Any]:
     import nbformat
 
     jupyter = str(Path(sys.executable).parent / "jupyter")
@@ -89,7 +102,7 @@ def executed_notebook() -> dict[str, Any]:
         nb = nbformat.v4.new_notebook()
         nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
         nbformat.write(nb, Path(folder) / "three.ipynb")
-        for run in range(NOTEBOOK_RUNS):
+        for run in range(runs):
             for kind in ("on", "off") if run % 2 == 0 else ("off", "on"):
                 env = {**os.environ, "SPLITBRAIN_HEADLESS": "1", "SPLITBRAIN_SNAPSHOTS": "1" if kind == "on" else "0"}
                 out = f"ran-{kind}.ipynb"
@@ -120,12 +133,19 @@ def executed_notebook() -> dict[str, Any]:
         "with_over_without": round(on / off, 2),
         "bytes_with_pictures": sizes["on"],
         "bytes_without": sizes["off"],
-        "runs": NOTEBOOK_RUNS,
+        "runs": runs,
     }
 
 
-def run() -> dict[str, Any]:
-    return {"pictures": {"targets": per_target(), "after_change": after_change(), "notebook": executed_notebook()}}
+def run(*, smoke: bool = False) -> dict[str, Any]:
+    sizes = SMOKE if smoke else FULL
+    return {
+        "pictures": {
+            "targets": per_target(sizes.targets),
+            "after_change": after_change(sizes.pairs),
+            "notebook": executed_notebook(sizes.notebook_runs),
+        }
+    }
 
 
 if __name__ == "__main__":

@@ -80,6 +80,7 @@ HEADLINES: dict[str, list[str]] = {
         "deferred_echo_speedup",
         "nodelay_speedup_echo_per_call",
         "roundtrip_browser_echo_per_call_nodelay_off_ms.median",
+        "roundtrip_browser_hops.sandbox_relay_ms.median",
     ],
     "burst_stream": ["burst.applied", "burst.drain_ms", "stream.applied", "stream.applied_per_s", "stream.fps"],
     "headless": [
@@ -97,12 +98,10 @@ HEADLINES: dict[str, list[str]] = {
         "security.flood.top_median_s",
     ],
     "mcp": [
-        "mcp.scripted.mcp_ms.median",
-        "mcp.scripted.mcp_over_python",
-        "mcp.headless.mcp_ms.median",
-        "mcp.headless.mcp_over_python",
-        "mcp.live.mcp_ms.median",
-        "mcp.live.mcp_over_python",
+        f"mcp.{kind}.{era}.{figure}"
+        for kind in ("scripted", "headless", "live")
+        for era in ("modern", "handshake")
+        for figure in ("mcp_ms.median", "floor_ms.median", "added_over_floor_ms")
     ],
     "steering": [
         "steering.success_rate",
@@ -235,11 +234,13 @@ def table(r: dict[str, Any]) -> str:
             row(label, f"{r[key]}x", key)
     if "roundtrip_browser_hops" in r:
         h = r["roundtrip_browser_hops"]
+        relay = h.get("sandbox_relay_ms")  # measured since the relay runs in the view's sandbox frame
         row(
             "where the browser round trip goes (medians)",
             f"in the view {h['in_view_ms']['median']} ms (of which iframe + target "
-            f"{h['iframe_and_target_ms']['median']} ms); kernel, server and websocket both ways "
-            f"{h['kernel_wire_and_server_ms_median']} ms",
+            f"{h['iframe_and_target_ms']['median']} ms"
+            + (f", the sandbox frame's relay {relay['median']} ms" if relay else "")
+            + f"); kernel, server and websocket both ways {h['kernel_wire_and_server_ms_median']} ms",
             "roundtrip_browser_hops",
         )
     if "burst" in r:
@@ -313,13 +314,16 @@ def table(r: dict[str, Any]) -> str:
             ("headless", "a headless page"),
             ("live", "a live view in JupyterLab (the Python call from a cell)"),
         ):
-            fig = r["mcp"].get(kind)
-            if fig:
-                m, d = fig["mcp_ms"], fig["python_ms"]
+            for era, label in (("modern", "2026-07-28"), ("handshake", "handshake era")):
+                fig = (r["mcp"].get(kind) or {}).get(era)
+                if not fig:
+                    continue
+                m, f, d = fig["mcp_ms"], fig["floor_ms"], fig["python_ms"]
                 row(
-                    f"`set_parameters` through the MCP server (SDK client, streamable HTTP) vs in Python, {where}",
-                    f"median {m['median']} ms, p95 {m['p95']} ms, p99 {m['p99']} ms; in Python {d['median']} ms "
-                    f"median: {fig['mcp_over_python']}x (n={m['n']}, alternating)",
+                    f"`set_parameters` through the MCP server ({label}, SDK client, streamable HTTP) beside the "
+                    f"SDK's bare echo server and Python, {where}",
+                    f"median {m['median']} ms (p95 {m['p95']}); the SDK's floor {f['median']} ms: "
+                    f"+{fig['added_over_floor_ms']} ms; in Python {d['median']} ms (n={m['n']}, alternating)",
                     "mcp",
                 )
     if "mcp_apps" in r:

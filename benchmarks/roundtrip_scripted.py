@@ -1,4 +1,7 @@
-"""Blocking round trip kernel -> (scripted) view -> kernel, in a plain cell: the floor of the wire."""
+"""Blocking round trip kernel -> (scripted) view -> kernel, in a plain cell: the floor of the wire.
+
+``run(smoke=True)``: a few calls (``python -m benchmarks --smoke``).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +13,12 @@ from tests.scripted_frontend import ScriptedFrontend
 from ._stats import summary
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "targets"
+CALLS = 500  # timed, after 20 warm-up calls
+SMOKE_CALLS = 10
 
 
-def run(calls: int = 500) -> dict[str, float]:
+def run(*, smoke: bool = False) -> dict[str, float]:
+    calls = SMOKE_CALLS if smoke else CALLS
     fe = ScriptedFrontend()
     try:
         fe.check(

@@ -10,7 +10,8 @@
   protocol 1.7) and posted to ``window.top`` (the notebook page: what every flood cost before 1.7,
   and what a page can still do), three times each.
 
-``python -m benchmarks security`` runs it (Chromium needed).
+``python -m benchmarks security`` runs it (Chromium needed). ``run(smoke=True)``: recordings of a
+few simulated seconds and one flood of each kind, one second long (``python -m benchmarks --smoke``).
 """
 
 from __future__ import annotations
@@ -20,10 +21,21 @@ import statistics
 import tempfile
 import time
 import tracemalloc
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FLOOD_RUNS = 3
+
+@dataclass(frozen=True)
+class Sizes:
+    record_s: float  # simulated seconds of the honest and the hostile recording
+    short_record_s: float  # of the hostile recording that completes
+    flood_runs: int  # of each kind, alternated
+    flood_s: float  # wall seconds the honest widget is called per flood
+
+
+FULL = Sizes(record_s=60, short_record_s=2, flood_runs=3, flood_s=6)
+SMOKE = Sizes(record_s=1, short_record_s=0.5, flood_runs=1, flood_s=1)
 
 
 def _rss_mib() -> float:
@@ -57,20 +69,20 @@ def _record_peak(sim: Any, seconds: float) -> dict[str, Any]:
     }
 
 
-def record_memory() -> dict[str, Any]:
+def record_memory(sizes: Sizes) -> dict[str, Any]:
     import splitbrain_widget as sb
     from tests import hostile
 
     with hostile.request_log() as log, tempfile.TemporaryDirectory() as folder:
         pages = hostile.write_pages(Path(folder), log.url)
         with sb.HeadlessTarget("pendulum") as honest:
-            honest_figures = _record_peak(honest, 60)
+            honest_figures = _record_peak(honest, sizes.record_s)
         with sb.HeadlessTarget("huge_values", targets_dir=pages) as hostile_page:
             hostile_page.set_parameter("mode", "wide")
-            hostile_figures = _record_peak(hostile_page, 60)
+            hostile_figures = _record_peak(hostile_page, sizes.record_s)
             # record(60) of this page ends by its deadline (each ~1 MiB state takes about a second to
             # reach Python); a short recording shows the cost of one that completes.
-            short_figures = _record_peak(hostile_page, 2)
+            short_figures = _record_peak(hostile_page, sizes.short_record_s)
     return {"honest": honest_figures, "hostile": hostile_figures, "hostile_short": short_figures}
 
 
@@ -78,7 +90,7 @@ FLOOD_CELL = """
 import json, time
 def flood_run(mode):
     w_flood.set_parameter('mode', mode)
-    took, until = [], time.monotonic() + 6
+    took, until = [], time.monotonic() + FLOOD_S
     while time.monotonic() < until:
         t0 = time.monotonic()
         honest.set_parameter('speed', 1 + len(took) % 40, timeout=60)
@@ -88,7 +100,12 @@ print('RUN', json.dumps(flood_run(MODE)))
 """
 
 
-def flood() -> dict[str, Any]:
+def flood_cell(mode: str, seconds: float) -> str:
+    """The cell that floods in ``mode`` while it calls the honest widget for ``seconds``."""
+    return FLOOD_CELL.replace("FLOOD_S", repr(seconds)).replace("MODE", repr(mode))
+
+
+def flood(sizes: Sizes) -> dict[str, Any]:
     from tests.browser.harness import notebook_session
     from tests.hostile import request_log, write_pages
 
@@ -99,8 +116,8 @@ def flood() -> dict[str, Any]:
             "import splitbrain_widget as sb",
             "honest = sb.TargetWidget('pendulum')\nhonest",
             f"w_flood = sb.TargetWidget('raw_flood', targets_dir={d})\nw_flood",
-            FLOOD_CELL.replace("MODE", "'flood'"),
-            FLOOD_CELL.replace("MODE", "'flood_top'"),
+            flood_cell("flood", sizes.flood_s),
+            flood_cell("flood_top", sizes.flood_s),
         ]
         worst: dict[str, list[float]] = {"parent": [], "top": []}
         with notebook_session(cells) as nb:
@@ -108,7 +125,7 @@ def flood() -> dict[str, Any]:
                 nb.run_cell(cell)
             nb.wait_view(1)
             nb.wait_view(2)
-            for _ in range(FLOOD_RUNS):
+            for _ in range(sizes.flood_runs):
                 for cell, key in ((3, "parent"), (4, "top")):
                     out = nb.run_cell(cell, timeout=180)
                     worst[key].append(round(json.loads(out.split("RUN ", 1)[1].splitlines()[0]), 3))
@@ -119,7 +136,7 @@ def flood() -> dict[str, Any]:
         reached = log.count()
     parent, top = statistics.median(worst["parent"]), statistics.median(worst["top"])
     return {
-        "runs": FLOOD_RUNS,
+        "runs": sizes.flood_runs,
         "honest_slowest_s": worst,
         "parent_median_s": parent,
         "top_median_s": top,
@@ -128,5 +145,6 @@ def flood() -> dict[str, Any]:
     }
 
 
-def run() -> dict[str, Any]:
-    return {"security": {"record_memory": record_memory(), "flood": flood()}}
+def run(*, smoke: bool = False) -> dict[str, Any]:
+    sizes = SMOKE if smoke else FULL
+    return {"security": {"record_memory": record_memory(sizes), "flood": flood(sizes)}}

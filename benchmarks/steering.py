@@ -35,7 +35,8 @@ picks another. Figures per task and in total: success, LLM requests, input / out
 agent's usage) and the wall time of the agent's answers.
 
 Run: ``python -m benchmarks steering [--model NAME]`` (results.json and the README block), or
-``python -m benchmarks.steering [--model NAME]`` (printed only).
+``python -m benchmarks.steering [--model NAME]`` (printed only). ``run(smoke=True)``: a few tasks
+(:func:`smoke_tasks`), on the offline planner (``python -m benchmarks --smoke``).
 """
 
 from __future__ import annotations
@@ -382,12 +383,33 @@ def run_tasks(
     return figures
 
 
-def run(model: str | None = None) -> dict[str, Any]:
-    """The benchmark section: every task of steering_tasks.json on ``model`` (None: the offline planner)."""
+def smoke_tasks(tasks: Sequence[Task]) -> list[Task]:
+    """A few tasks that take every path of the runner: the first of each kind, the first in several
+    steps and the first that advances the page's clock."""
+
+    def of_kind(kind: str) -> Callable[[Task], bool]:
+        return lambda task: task["kind"] == kind
+
+    wanted = [of_kind(kind) for kind in KINDS]
+    wanted += [lambda task: len(requests_of(task)) > 1, lambda task: "advance" in task]
+    picked: list[Task] = []
+    for test in wanted:
+        first = next((task for task in tasks if test(task)), None)
+        if first is not None and first not in picked:
+            picked.append(first)
+    return picked
+
+
+def run(model: str | None = None, *, smoke: bool = False) -> dict[str, Any]:
+    """The benchmark section: every task of steering_tasks.json on ``model`` (None: the offline planner);
+    ``smoke``: a few tasks (:func:`smoke_tasks`), on the offline planner whatever ``model`` says."""
     from splitbrain_widget.hosts._headless_engine import shutdown_engine
 
+    tasks = load_tasks()
     try:
-        return {"steering": run_tasks(load_tasks(), model=model)}
+        if smoke:
+            return {"steering": run_tasks(smoke_tasks(tasks), model=None)}
+        return {"steering": run_tasks(tasks, model=model)}
     finally:
         shutdown_engine()
 

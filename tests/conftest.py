@@ -66,3 +66,13 @@ def textbook_projectile() -> Iterator[Any]:
     FakeView(sim, state_of=textbook)
     yield sim
     sim.close()
+
+
+@pytest.fixture
+def served_textbook(textbook_projectile: Any) -> Iterator[Any]:
+    """The textbook projectile served over MCP (``sb.serve_mcp``), stopped after the test."""
+    import splitbrain_widget as sb
+
+    running = sb.serve_mcp(textbook_projectile)
+    yield running
+    running.stop()

@@ -12,7 +12,7 @@ import asyncio
 import json
 import socket
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -36,10 +36,8 @@ def projectile(textbook_projectile: sb.TargetWidget) -> sb.TargetWidget:
 
 
 @pytest.fixture
-def server(projectile: sb.TargetWidget) -> Iterator[McpServer]:
-    running = sb.serve_mcp(projectile)
-    yield running
-    running.stop()
+def server(served_textbook: McpServer) -> McpServer:
+    return served_textbook
 
 
 @asynccontextmanager
@@ -121,8 +119,15 @@ def test_setting_a_parameter_changes_the_page_and_is_audited_with_the_client(
     payload = result.structured_content
     assert payload is not None and payload["ok"] and payload["applied"]
     assert payload["changed"] == {"launch.angle": {"value": 30, "unit": "deg"}}
-    assert payload["page_data"]["note"].startswith("data reported by the target page")
-    assert json.loads(result.content[0].text) == payload  # type: ignore[union-attr]
+    # a program reads the page's state as an object; the model reads it as marked text
+    assert payload["state"]["launch.angle"] == 30 and payload["state"]["range"] > 0
+    assert payload["page_data"] == {"note": sb.agent.PAGE_DATA_NOTE, "fields": ["state"]}
+    text = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    assert text["page_data"]["note"] == sb.agent.PAGE_DATA_NOTE
+    assert json.loads(text["page_data"]["state"]) == payload["state"]
+    assert {k: v for k, v in text.items() if k != "page_data"} == {
+        k: v for k, v in payload.items() if k not in ("page_data", "state")
+    }
     assert projectile.values["launch.angle"] == 30
     entry = projectile.audit.entries()[-1]
     assert (entry.op, entry.source) == ("set_parameters", "mcp: claude-code")

@@ -229,7 +229,7 @@ def test_a_call_waits_for_the_view_its_host_renders_and_answers_what_the_view_re
 
     result, view = run(go())
     assert result["ok"] and result["views_applied"] == 1, result
-    assert json.loads(result["page_data"]["state"])["held"]["launch.angle"] == 30  # what the view's page held
+    assert result["state"]["held"]["launch.angle"] == 30  # what the view's page held
     assert [r["op"] for r in view.requests] == ["apply"]
     assert projectile.values["launch.angle"] == 30
 

@@ -178,13 +178,21 @@ def test_the_runner_refuses_a_malformed_task(broken: dict[str, Any], problem: st
 
 
 def test_model_goes_to_the_steering_section_only() -> None:
-    assert bench.parse_args(["steering", "--model", "openai:gpt-4o-mini"]) == (["steering"], "openai:gpt-4o-mini")
-    assert bench.parse_args(["steering", "--model=local"]) == (["steering"], "local")
-    assert bench.parse_args(["steering"]) == (["steering"], None)
+    assert bench.parse_args(["steering", "--model", "openai:gpt-4o-mini"])[:2] == (["steering"], "openai:gpt-4o-mini")
+    assert bench.parse_args(["steering", "--model=local"])[:2] == (["steering"], "local")
+    assert bench.parse_args(["steering"])[:2] == (["steering"], None)
     for argv in (["--model", "x"], ["costs", "--model", "x"], ["steering", "--model"]):
         with pytest.raises(SystemExit):
             bench.parse_args(argv)
     assert "steering" in report.SECTIONS  # make bench runs every section
+
+
+def test_the_smoke_takes_each_kind_a_conversation_and_an_advance_once() -> None:
+    picked = steering.smoke_tasks(TASKS)
+    assert {task["kind"] for task in picked} == set(steering.KINDS)
+    assert any(len(steering.requests_of(task)) > 1 for task in picked)
+    assert any("advance" in task for task in picked)
+    assert len(picked) == len({task["id"] for task in picked}) <= len(steering.KINDS) + 2
 
 
 def test_the_readme_row_states_the_models_success_requests_tokens_and_wall_time() -> None:

@@ -20,7 +20,7 @@ from ._events import (
 from ._loops import LoopLimits
 from ._models import ModelSetupError
 from ._schema import PAGE_DATA_NOTE
-from ._serve import Caller, offers, run_tool, scope_of, specs_for
+from ._serve import Caller, input_schema, offers, run_tool, scope_of, specs_for
 from ._skills import Skill, SkillError
 from ._tools import TOOLS, Scope, ToolSpec, split_picture, tool_specs
 
@@ -46,6 +46,7 @@ __all__ = [
     "ToolCallStarted",
     "ToolSpec",
     "Usage",
+    "input_schema",
     "offers",
     "run_tool",
     "scope_of",

@@ -3,9 +3,9 @@ audit source and page-data marking as the agent's toolset (:mod:`._toolsets`), w
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..core._audit import call_source
 from ..manifest.registry import list_targets
@@ -34,11 +34,35 @@ def _usable(sim: TargetWidget, skills: tuple[Skill, ...]) -> tuple[Skill, ...]:
     return tuple(SkillBook(skills).usable(sim.target))
 
 
+class _TargetIds(Sequence[str]):
+    """The ids of the targets a widget can select, listed (the folders scanned) when first read: most
+    MCP calls never read them."""
+
+    def __init__(self, dirs: tuple[str, ...]) -> None:
+        self._dirs = dirs
+        self._ids: list[str] | None = None
+
+    def _listed(self) -> list[str]:
+        if self._ids is None:
+            self._ids = [t.id for t in list_targets(*self._dirs)]
+        return self._ids
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._listed()[index]
+
+    def __len__(self) -> int:
+        return len(self._listed())
+
+
 def scope_of(sim: TargetWidget, skills: tuple[Skill, ...] = ()) -> Scope:
     """The scope the tools are offered in for ``sim``'s callers from outside (an MCP client): its
     manifest, the targets it can select, the skills that fit its target, whether it has a page clock;
     and pictures (an MCP tool result carries image content)."""
-    targets = [t.id for t in list_targets(*sim.targets_dirs)]
+    targets = _TargetIds(tuple(str(d) for d in sim.targets_dirs))
     return Scope(sim.schema, targets, _usable(sim, skills), clock=sim.can_advance, pictures=True)
 
 
@@ -46,6 +70,16 @@ def offers(sim: TargetWidget, name: str, skills: tuple[Skill, ...] = ()) -> bool
     """Whether the tool ``name`` of the table is offered for ``sim`` (as :func:`specs_for` would list it)."""
     tool = BY_NAME.get(name)
     return tool is not None and tool.offered(scope_of(sim, skills))
+
+
+def input_schema(sim: TargetWidget, name: str, skills: tuple[Skill, ...] = ()) -> dict[str, Any] | None:
+    """The exact input schema of the tool ``name`` for ``sim``, where it is offered (one tool's, not
+    every tool's: an MCP server checks a call's ``Mcp-Param-*`` headers against it)."""
+    tool = BY_NAME.get(name)
+    if tool is None:
+        return None
+    scope = scope_of(sim, skills)
+    return tool.parameters(scope) if tool.offered(scope) else None
 
 
 def specs_for(sim: TargetWidget, skills: tuple[Skill, ...] = ()) -> list[ToolSpec]:

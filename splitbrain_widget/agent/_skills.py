@@ -26,6 +26,7 @@ import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,16 +135,16 @@ class Skill:
 
     @classmethod
     def from_file(cls, path: str | Path) -> Skill:
-        """Read one skill file (at most MAX_SKILL_BYTES)."""
+        """Read one skill file (at most MAX_SKILL_BYTES); parsed again only when it changed (every
+        MCP call looks up its target's skills)."""
         file = Path(path).expanduser()
         try:
-            size = file.stat().st_size
-            if size > MAX_SKILL_BYTES:
-                raise SkillError(f"{file}: {size:,} bytes, more than the {MAX_SKILL_BYTES:,} a skill file may have")
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            stat = file.stat()
+        except OSError as exc:
             raise SkillError(f"{file}: cannot read the skill: {exc}") from None
-        return cls.from_markdown(text, str(file))
+        if stat.st_size > MAX_SKILL_BYTES:
+            raise SkillError(f"{file}: {stat.st_size:,} bytes, more than the {MAX_SKILL_BYTES:,} a skill file may have")
+        return _skill_file(file, stat.st_mtime_ns, stat.st_size)
 
     def applies_to(self, target_id: str) -> bool:
         return not self.targets or target_id in self.targets
@@ -161,6 +162,17 @@ class Skill:
         """The skill as the system prompt lists it."""
         when = f" (when: {', '.join(self.when)})" if self.when else ""
         return f"- {self.name} — {self.description}{when}"
+
+
+@lru_cache(maxsize=256)
+def _skill_file(file: Path, mtime_ns: int, size: int) -> Skill:
+    """A skill file parsed, cached by path, modification time and size (a Skill is immutable)."""
+    del mtime_ns, size  # part of the cache key only
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SkillError(f"{file}: cannot read the skill: {exc}") from None
+    return Skill.from_markdown(text, str(file))
 
 
 def _stem(word: str) -> str:

@@ -6,7 +6,7 @@ Nothing here imports pydantic-ai: the runtime turns :class:`ToolSpec` into its t
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +48,7 @@ class Scope:
     the page runs on a virtual clock (a headless page: ``advance``, ``record``, ``sweep``)."""
 
     manifest: Manifest
-    targets: list[str]
+    targets: Sequence[str]
     skills: tuple[Skill, ...] = ()
     clock: bool = False
     pictures: bool = False  # the caller takes images in a tool's result (an MCP client): ``snapshot``
@@ -112,7 +112,7 @@ def _select_target_schema(scope: Scope) -> dict[str, Any]:
     targets = scope.targets
     return {
         "type": "object",
-        "properties": {"target": {"type": "string", "enum": targets} if targets else {"type": "string"}},
+        "properties": {"target": {"type": "string", "enum": list(targets)} if targets else {"type": "string"}},
         "required": ["target"],
         "additionalProperties": False,
     }

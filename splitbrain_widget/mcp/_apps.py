@@ -23,6 +23,7 @@ from ..agent import PAGE_DATA_NOTE, TOOLS, specs_for
 from ..hosts._app_views import POLL_S, AppViewError, AppViews
 from ..manifest.registry import network_sources
 from ..widget import TargetWidget
+from ._results import OUTPUT_SCHEMA
 
 if TYPE_CHECKING:
     from ._catalog import Catalog, McpTool, Served
@@ -103,6 +104,7 @@ def app_tools() -> list[Any]:
                 "required": ["widget"],
                 "additionalProperties": False,
             },
+            output_schema=OUTPUT_SCHEMA,
             _meta=app_only,
         ),
         types.Tool(
@@ -118,6 +120,7 @@ def app_tools() -> list[Any]:
                 "required": ["view_id"],
                 "additionalProperties": False,
             },
+            output_schema=OUTPUT_SCHEMA,
             _meta=app_only,
         ),
     ]

@@ -1,5 +1,9 @@
 """Streamable HTTP on 127.0.0.1: the SDK's app behind a bearer token, in uvicorn on a daemon thread.
 
+Both protocol eras on the one path: a handshake-era session (``Mcp-Session-Id``) and the 2026-07-28
+era's single-exchange POSTs, whose ``Mcp-Method`` / ``Mcp-Name`` / ``Mcp-Param-*`` headers the SDK
+checks against the body (a mismatch is a 400 with the spec's code).
+
 Every route needs the token (401 without it, compared in constant time); the SDK's transport
 security then admits the exact ``Host`` of this server only (421 otherwise) and no ``Origin`` but this
 server's own and the ones listed (403: the SDK's default admits ``http://localhost:*``, the notebook
@@ -19,13 +23,22 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._hub import Hub
+    from mcp.server.lowlevel import Server
 
 HOST = "127.0.0.1"
 PATH = "/mcp"
 START_TIMEOUT_S = 30.0
 # What a browser-based client sends besides simple headers (the SDK's own client, with the token).
-CORS_HEADERS = ["authorization", "content-type", "accept", "mcp-session-id", "mcp-protocol-version", "last-event-id"]
+CORS_HEADERS = [
+    "authorization",
+    "content-type",
+    "accept",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "last-event-id",
+    "mcp-method",
+    "mcp-name",
+]
 GRACE_S = 1  # how long a stop waits for open streams (an idle client's event stream) before closing them
 
 
@@ -68,9 +81,9 @@ class _RequireToken:
 
 
 class HttpServer:
-    """The hub served over streamable HTTP until :meth:`stop`."""
+    """An SDK server (the hub's; the benchmark's bare one) served over streamable HTTP until :meth:`stop`."""
 
-    def __init__(self, hub: Hub, *, port: int, token: str, origins: tuple[str, ...]) -> None:
+    def __init__(self, server: Server[Any], *, port: int, token: str, origins: tuple[str, ...] = ()) -> None:
         import uvicorn
         from mcp.server.transport_security import TransportSecuritySettings
 
@@ -82,7 +95,7 @@ class HttpServer:
             allowed_hosts=[f"{HOST}:{self.port}", f"localhost:{self.port}"],
             allowed_origins=[f"http://{HOST}:{self.port}", f"http://localhost:{self.port}", *origins],
         )
-        app = hub.server().streamable_http_app(streamable_http_path=PATH, transport_security=security, host=HOST)
+        app = server.streamable_http_app(streamable_http_path=PATH, transport_security=security, host=HOST)
         served: Any = _RequireToken(app, token)
         if origins:
             from starlette.middleware.cors import CORSMiddleware

@@ -143,7 +143,7 @@ def serve_mcp(
         secret = token if token is not None else secrets.token_urlsafe(32)
         if not secret or any(c.isspace() for c in secret):
             raise ValueError("serve_mcp(token=...): expected a non-empty token without spaces")
-        http = HttpServer(hub, port=port, token=secret, origins=tuple(origins))
+        http = HttpServer(hub.server(), port=port, token=secret, origins=tuple(origins))
         try:
             http.start()
         except BaseException:

@@ -701,9 +701,13 @@ class NotebookPage:
 
 
 @contextlib.contextmanager
-def notebook_session(cells: list[str], app: str = "lab", name: str = "session.ipynb") -> Iterator[NotebookPage]:
+def notebook_session(
+    cells: list[str], app: str = "lab", name: str = "session.ipynb", viewport: dict[str, int] | None = None
+) -> Iterator[NotebookPage]:
     """An isolated Jupyter server, headless Chromium, and a notebook of ``cells`` opened in it
-    (for the benchmarks; the tests use the fixtures of conftest.py)."""
+    (for the benchmarks; the tests use the fixtures of conftest.py). ``viewport`` (``{"width": ...,
+    "height": ...}``, default Playwright's 1280x720): a page tall enough to show every view, where
+    a view's frame rate counts (Chromium draws no frames in an iframe scrolled out of sight)."""
     import tempfile
 
     from playwright.sync_api import sync_playwright
@@ -716,7 +720,7 @@ def notebook_session(cells: list[str], app: str = "lab", name: str = "session.ip
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
                 try:
-                    yield NotebookPage(browser.new_page(), server, name, cells).open()
+                    yield NotebookPage(browser.new_page(viewport=viewport), server, name, cells).open()
                 finally:
                     browser.close()
         finally:
