@@ -15,7 +15,9 @@ of DESIGN.md); then its own ``benchmarks/roundtrip_scripted.py`` (the floor: a s
 no browser). Goals: the round trip at least 10x faster than the naive pattern and at most 3x the
 floor. It prints a table and one JSON line, and writes nothing to results.json.
 
-``python -m benchmarks.sandbox_compare [--rounds N] [--calls N] [--before COMMIT]``
+``python -m benchmarks.sandbox_compare [--rounds N] [--calls N] [--before COMMIT]``: the defaults
+(4 rounds x 250 calls) take about 5 minutes on 2 cores, most of it the naive pattern's ~50 ms calls
+and eight sessions' JupyterLab starts; ``--rounds 2 --calls 30`` about 80 s.
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@ layer makes it); without them, or without Chromium, these tests skip, and with
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import os
 import re
 import shutil
@@ -227,3 +229,81 @@ def test_the_sdk_stdio_client_steers_a_headless_page() -> None:
     assert len(table["rows"]) == 4 and "angle [deg]" in table["columns"], table
     assert seen["state"]["values"]["pendulum.length"] == 2  # what the kernel holds
     assert seen["state"]["page_data"]["state"]["pendulum.length"] == 2  # what the page reported
+
+
+def _in_own_thread(go: Any) -> Any:
+    """Run ``go`` (an async function) on a thread of its own: the browser layer's Playwright holds this
+    thread's loop."""
+    import anyio
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, go).result()
+
+
+def test_a_2026_client_over_stdio_discovers_lists_calls_reads_listens_and_runs_tasks() -> None:
+    require_browser()
+    from mcp import Client, StdioServerParameters
+    from mcp.shared.subscriptions import ResourceUpdated
+
+    from .mcp_task_client import TasksExtension, task_request
+
+    tasks = TasksExtension()
+
+    async def go() -> dict[str, Any]:
+        params = StdioServerParameters(command=SERVE[0], args=SERVE[1:])
+        async with Client(params, extensions=[tasks]) as client:
+            seen: dict[str, Any] = {"version": client.protocol_version, "caps": client.server_capabilities}
+            listed = await client.list_tools()
+            seen["ttl"], seen["names"] = listed.ttl_ms, {t.name for t in listed.tools}
+            async with client.listen(resource_subscriptions=["splitbrain://pendulum/state"]) as sub:
+                changed = await client.call_tool("pendulum__set_parameters", {"values": {"pendulum.length": 2}})
+                seen["set"] = changed.structured_content
+                seen["event"] = await asyncio.wait_for(sub.__anext__(), 30)
+            seen["state"] = (await client.call_tool("pendulum__fetch_state", {})).structured_content
+            read = await client.read_resource("splitbrain://pendulum/state")
+            seen["read"] = json.loads(read.contents[0].text)  # type: ignore[union-attr]
+            seen["record"] = (
+                await client.call_tool("pendulum__record", {"seconds": 1, "every": 0.25})
+            ).structured_content
+            # a long advance, cancelled: the page's clock stops where it was
+            started = await client.session.call_tool("pendulum__advance", {"seconds": 3000}, allow_claimed=True)
+            task_id = started.task_id  # type: ignore[union-attr]
+            await asyncio.sleep(0.5)
+            await task_request(client.session, "tasks/cancel", task_id)
+            seen["cancelled"] = (await task_request(client.session, "tasks/get", task_id))["status"]
+            first = (await client.call_tool("pendulum__fetch_state", {})).structured_content
+            await asyncio.sleep(0.5)
+            later = (await client.call_tool("pendulum__fetch_state", {})).structured_content
+            seen["clock"] = (first["state"]["t"], later["state"]["t"])  # type: ignore[index]
+            return seen
+
+    seen = _in_own_thread(go)
+    assert seen["version"] == "2026-07-28"  # the SDK's client probed server/discover: no handshake
+    assert {"io.modelcontextprotocol/tasks", "io.modelcontextprotocol/ui"} <= set(seen["caps"].extensions or {})
+    assert seen["ttl"] == 5000 and {"pendulum__advance", "pendulum__record", "pendulum__sweep"} <= seen["names"]
+    assert seen["set"]["ok"] is True and seen["event"] == ResourceUpdated(uri="splitbrain://pendulum/state")
+    assert seen["state"]["state"]["pendulum.length"] == 2  # an object, not a string
+    assert seen["read"]["page_data"]["state"]["pendulum.length"] == 2
+    table = seen["record"]["table"]
+    assert len(table["rows"]) == 4 and "angle [deg]" in table["columns"], table
+    statuses = [s["status"] for s in tasks.seen]
+    assert statuses[0] == "working" and statuses[-1] == "completed", statuses  # the record ran as a task
+    assert seen["cancelled"] == "cancelled"
+    clock_then, clock_later = seen["clock"]
+    assert clock_then == clock_later < 3000, seen["clock"]  # the advance ended on the page
+
+
+def test_a_script_reads_the_range_from_the_state_in_one_line(tmp_path: Path) -> None:
+    """The script docs/mcp.md shows, run as a user runs it."""
+    require_browser()
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "mcp.md").read_text(encoding="utf-8")
+    script = re.search(r"<!-- script: read_range -->\s*```python\n(.*?)```", doc, re.S)
+    assert script is not None, "docs/mcp.md lost its read_range script"
+    assert 'result.structured_content["state"]["range"]' in script.group(1)
+    (tmp_path / "read_range.py").write_text(script.group(1), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "read_range.py")], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = 20**2 * math.sin(math.radians(60)) / 9.81  # v^2 sin(2a) / g: speed 20 m/s at 30 degrees
+    assert float(done.stdout.strip().splitlines()[-1]) == pytest.approx(expected, abs=0.01)
