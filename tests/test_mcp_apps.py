@@ -143,6 +143,22 @@ def test_tools_that_change_the_page_name_its_ui_resource_and_the_views_tools_are
     assert "projectile__set_parameters" in plain
 
 
+def test_a_2026_client_that_renders_apps_gets_both_forms_of_the_link_and_the_views_tools(server: McpServer) -> None:
+    from .test_mcp_eras import post, reply
+
+    listed = reply(post(server, "tools/list", {}, capabilities={"extensions": APPS}))["result"]
+    by_name = {t["name"]: t for t in listed["tools"]}
+    assert by_name["projectile__set_parameters"]["_meta"] == {
+        "ui": {"resourceUri": "ui://splitbrain/projectile"},
+        "ui/resourceUri": "ui://splitbrain/projectile",
+    }
+    assert by_name[ATTACH_TOOL]["_meta"] == {"ui": {"visibility": ["app"]}}
+    found = reply(post(server, "server/discover", {}, capabilities={"extensions": APPS}))["result"]
+    assert "io.modelcontextprotocol/ui" in found["capabilities"]["extensions"]
+    plain = reply(post(server, "tools/list", {}))["result"]
+    assert ATTACH_TOOL not in {t["name"] for t in plain["tools"]}
+
+
 def test_a_notebook_widgets_tools_render_nothing(textbook_projectile: sb.TargetWidget) -> None:
     running = sb.serve_mcp(textbook_projectile)
     try:
