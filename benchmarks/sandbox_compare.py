@@ -47,18 +47,32 @@ GOAL_FLOOR_X = 3  # and at most this many times the scripted floor
 # Run in a subprocess with one checkout first on PYTHONPATH and as its cwd: that checkout's own
 # measure() and floor. browser.py's measure(nodelay, cell, calls) is today's; before 56dd05c it was
 # measure(nodelay, cell) with the calls fixed in CELLS at import (range(CALLS), 20 of them warm-up),
-# and roundtrip_scripted.run took calls= where today's reads CALLS: the two adapters below.
+# and roundtrip_scripted.run took calls= where today's reads CALLS: the two adapters below. Both
+# versions' loops pause between batches of calls as today's do (browser.py BATCH): back to back, the
+# kernel's message budget (core/_pacing.py) would be measured instead of the latency; paced() puts
+# that pause into a loop that lacks it (the old cells, the old floor's cell).
 CHILD = """
 import inspect, json, sys
 import splitbrain_widget
 from benchmarks import browser, roundtrip_scripted
+from tests import scripted_frontend
 
 calls, mark = int(sys.argv[1]), sys.argv[2]
+TIMED = "    samples.append(dt * 1000)\\n"
+PAUSE = "    if i % 50 == 49: time.sleep(0.25)\\n"
+
+
+def paced(code):
+    return code if "time.sleep(" in code or TIMED not in code else code.replace(TIMED, TIMED + PAUSE)
+
+
+check = scripted_frontend.ScriptedFrontend.check
+scripted_frontend.ScriptedFrontend.check = lambda self, code, *a, **k: check(self, paced(code), *a, **k)
 if "calls" in inspect.signature(browser.measure).parameters:
     def session(nodelay, cell):
         return browser.measure(nodelay, cell, calls)[0]
 else:
-    browser.CELLS = [c.replace(f"range({browser.CALLS})", f"range({calls + 20})") for c in browser.CELLS]
+    browser.CELLS = [paced(c.replace(f"range({browser.CALLS})", f"range({calls + 20})")) for c in browser.CELLS]
     def session(nodelay, cell):
         return browser.measure(nodelay, cell)[0]
 if "calls" in inspect.signature(roundtrip_scripted.run).parameters:

@@ -17,12 +17,15 @@ pandas and tqdm are imported when a sweep runs, dask only when a client is given
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .core import _twins
 
 if TYPE_CHECKING:
     import pandas
@@ -216,17 +219,23 @@ def _run(plan: Plan, points: list[dict[str, Any]], client: Any, progress: bool, 
     with tqdm(
         total=len(points), desc=f"sweep {target_id}", unit="point", delay=PROGRESS_DELAY_S, disable=not progress
     ) as bar:
+
+        def step(done: int) -> None:  # after each point: a cancelled awaiter (an MCP task) ends the sweep
+            if _twins.stopped():
+                raise asyncio.CancelledError(f"the sweep of {target_id} was cancelled")
+            bar.update(done)
+
         if client is None:
             from .features._sweep_pages import run_local
 
-            return run_local(plan, points, bar.update)
+            return run_local(plan, points, step)
         try:
             from .features._sweep_dask import run_on_cluster
         except ImportError as exc:
             raise ImportError(
                 f"sweep(client=...) needs dask.distributed ({exc}): pip install 'splitbrain-widget[dask]'"
             ) from None
-        return run_on_cluster(client, plan, points, bar.update)
+        return run_on_cluster(client, plan, points, step)
 
 
 def _frame(

@@ -268,11 +268,10 @@ def test_a_2026_client_over_stdio_discovers_lists_calls_reads_listens_and_runs_t
             # a long advance, cancelled: the page's clock stops where it was
             started = await client.session.call_tool("pendulum__advance", {"seconds": 3000}, allow_claimed=True)
             task_id = started.task_id  # type: ignore[union-attr]
-            await asyncio.sleep(0.5)
             await task_request(client.session, "tasks/cancel", task_id)
             seen["cancelled"] = (await task_request(client.session, "tasks/get", task_id))["status"]
             first = (await client.call_tool("pendulum__fetch_state", {})).structured_content
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(0.5)  # a window to see the clock stand still in (an advance runs it fast)
             later = (await client.call_tool("pendulum__fetch_state", {})).structured_content
             seen["clock"] = (first["state"]["t"], later["state"]["t"])  # type: ignore[index]
             return seen
@@ -307,3 +306,33 @@ def test_a_script_reads_the_range_from_the_state_in_one_line(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr[-3000:]
     expected = 20**2 * math.sin(math.radians(60)) / 9.81  # v^2 sin(2a) / g: speed 20 m/s at 30 degrees
     assert float(done.stdout.strip().splitlines()[-1]) == pytest.approx(expected, abs=0.01)
+
+
+def test_a_cancelled_sweep_task_ends_its_sweep_after_the_point_it_measures() -> None:
+    require_browser()
+    import splitbrain_widget as sb
+
+    from .fake_view import wait_for
+    from .test_mcp_eras import WITH_TASKS, post, reply
+
+    with sb.HeadlessTarget("pendulum") as page:
+        server = sb.serve_mcp(page)
+        try:
+            grid = {"grid": {"pendulum.length": [0.5 + 0.1 * i for i in range(40)]}, "advance": 20}
+            call = {"name": "pendulum__sweep", "arguments": grid}
+            started = reply(post(server, "tools/call", call, capabilities=WITH_TASKS))["result"]
+            assert started["resultType"] == "task", started
+            began = time.monotonic()
+            cancel = {"taskId": started["taskId"]}
+            assert reply(post(server, "tasks/cancel", cancel, capabilities=WITH_TASKS))["result"]["resultType"]
+            wait_for(
+                lambda: any(e.op == "sweep" and e.code == "cancelled" for e in page.audit.entries()),
+                "the sweep's cancelled entry",
+                60,
+            )
+            ended_s = time.monotonic() - began
+            got = reply(post(server, "tasks/get", cancel, capabilities=WITH_TASKS))["result"]
+            assert got["status"] == "cancelled" and "result" not in got
+            print(f"the sweep ended {ended_s:.1f} s after tasks/cancel")
+        finally:
+            server.stop()

@@ -118,3 +118,27 @@ def awaited(awaitable: Awaitable[Any]) -> Any:
     if failed:
         raise failed[0]
     return box[0]
+
+
+def test_an_engine_that_takes_no_cancelled_callable_hears_of_a_cancel_through_stopped() -> None:
+    from splitbrain_widget.core import _twins
+
+    started, seen = threading.Event(), threading.Event()
+
+    def engine(_cancelled: Callable[[], bool]) -> str:  # a sweep: it asks stopped() between its steps
+        assert not _twins.stopped()
+        started.set()
+        while not _twins.stopped():
+            seen.wait(0.01)
+        seen.set()
+        return "stopped"
+
+    async def go() -> None:
+        task = asyncio.ensure_future(_twins.awaiting(engine))
+        await asyncio.to_thread(started.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    assert seen.is_set() and not _twins.stopped()  # outside awaiting, never stopped

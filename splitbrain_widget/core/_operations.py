@@ -705,11 +705,12 @@ class Operations:
 
     def audited(self, name: str, arguments: dict[str, Any], run: Callable[[], T], summary: Summary[T]) -> T:
         """Run a feature's blocking twin (``seek``, ``advance``, ``record``) and audit it as the tools
-        are: one entry, from ``summary(outcome)``, a failure, or ``cancelled`` on Ctrl-C."""
+        are: one entry, from ``summary(outcome)``, a failure, or ``cancelled`` on Ctrl-C or when the
+        awaiter of the thread it runs on was cancelled."""
         started = time.monotonic()
         try:
             outcome = run()
-        except (KeyboardInterrupt, Exception) as exc:
+        except (KeyboardInterrupt, asyncio.CancelledError, Exception) as exc:
             self._record_raised(name, arguments, exc, started)
             raise
         return self._recorded(name, arguments, outcome, summary, started)

@@ -7,7 +7,8 @@ one each, shared by every feature that needs it:
 - :func:`awaiting` awaits a blocking engine (``seek``, ``record``): it runs on a worker thread and
   takes a ``cancelled`` callable; a cancelled awaiter makes it stop before its next step and waits
   for that, so the cancellation reaches the caller only once the engine has stopped (and, with
-  ``undo``, put back what it had finished).
+  ``undo``, put back what it had finished). An engine that takes no such callable (a ``sweep``) asks
+  :func:`stopped` between its steps.
 - :func:`blocking` blocks on a coroutine (``Agent.ask``, a recording's pipeline of advances): it
   runs to the end on an event loop of its own on a worker thread that carries the caller's context
   (the call source); Ctrl-C calls ``on_interrupt`` (which makes the coroutine end), waits for it
@@ -25,6 +26,16 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+_STOPPED: contextvars.ContextVar[Callable[[], bool]] = contextvars.ContextVar("splitbrain_stopped")
+
+
+def stopped() -> bool:
+    """Whether the awaiter of the engine running on this thread was cancelled (never, outside
+    :func:`awaiting`)."""
+    told = _STOPPED.get(None)
+    return told is not None and told()
+
+
 JOIN_SLICE_S = 0.2  # a blocked caller wakes this often, so Ctrl-C reaches it
 INTERRUPTED_JOIN_S = 30.0  # how long a Ctrl-C waits for the work to end before raising anyway
 
@@ -36,7 +47,11 @@ async def awaiting(
     turns true), waited for, and what it returned meanwhile handed to ``undo``; then the
     ``CancelledError`` is raised."""
     stop = threading.Event()
-    task = asyncio.ensure_future(asyncio.to_thread(engine, stop.is_set))
+    told = _STOPPED.set(stop.is_set)  # the worker thread runs in a copy of this context
+    try:
+        task = asyncio.ensure_future(asyncio.to_thread(engine, stop.is_set))
+    finally:
+        _STOPPED.reset(told)
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:

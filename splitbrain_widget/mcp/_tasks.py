@@ -7,7 +7,7 @@ for the calls that may run long (:data:`TASK_TOOLS`: ``seek``, ``advance``, ``re
 approval policy asks (``input_required`` with ``inputRequests``, answered by ``tasks/update``), and
 holds the tool's result once ``completed`` (a refused call is completed with ``isError``; ``failed``
 is for a fault of ours); ``tasks/cancel`` cancels the call as a cancelled request does (a seek ends
-after the try on the page, an advance or a record where the page is, a sweep after its grid).
+after the try on the page, an advance or a record where the page is, a sweep after the point it is measuring).
 Every other client, and the handshake era, gets the call answered in the request, as before.
 
 The SDK (2.3.0) declares the extension's wire types but serves none of it: this module is the least
