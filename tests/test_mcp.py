@@ -64,6 +64,18 @@ def run(coroutine: Any) -> Any:
     return asyncio.run(coroutine)
 
 
+async def every_tool(session: ClientSession) -> list[types.Tool]:
+    """Every page of ``tools/list`` (a process with many widgets has several)."""
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    while True:
+        page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+        tools += page.tools
+        cursor = page.next_cursor
+        if cursor is None:
+            return tools
+
+
 def test_the_tools_are_the_agents_with_the_same_schemas(server: McpServer, projectile: sb.TargetWidget) -> None:
     async def go() -> list[types.Tool]:
         async with client(server) as session:
@@ -310,14 +322,14 @@ def test_widgets_made_later_appear_and_closed_ones_go() -> None:
         async with client(server, on_message=on_message) as session:
             await session.list_tools()
             second = await asyncio.to_thread(sb.TargetWidget, "bouncer")
-            hidden = {t.name.split("__")[0] for t in (await session.list_tools()).tools}
+            hidden = {t.name.split("__")[0] for t in await every_tool(session)}
             await asyncio.to_thread(FakeView, second)  # displayed: now it can answer
             await asyncio.wait_for(changed.wait(), 30)
-            during = {t.name.split("__")[0] for t in (await session.list_tools()).tools}
+            during = {t.name.split("__")[0] for t in await every_tool(session)}
             changed.clear()
             await asyncio.to_thread(second.close)
             await asyncio.wait_for(changed.wait(), 30)
-            after = {t.name.split("__")[0] for t in (await session.list_tools()).tools}
+            after = {t.name.split("__")[0] for t in await every_tool(session)}
             return hidden, during, after
 
     try:
@@ -456,3 +468,41 @@ def test_a_call_is_answered_while_the_main_thread_is_busy(server: McpServer, pro
     assert busy.wait(60)  # the main thread only waits
     worker.join()
     assert answered == [True]
+
+
+def test_a_long_tool_list_comes_in_pages_a_client_can_take(monkeypatch: pytest.MonkeyPatch) -> None:
+    from splitbrain_widget.mcp import _hub
+
+    monkeypatch.setattr(_hub, "PAGE_BYTES", 20_000)  # a process with many widgets, in small
+    sims = [sb.TargetWidget("projectile") for _ in range(3)]
+    for n, sim in enumerate(sims):
+        FakeView(sim, view_id=f"fake-{n}")
+    server = sb.serve_mcp(*sims)
+
+    async def go() -> tuple[list[types.ListToolsResult], list[types.Tool]]:
+        async with client(server) as session:
+            pages = [await session.list_tools()]
+            while pages[-1].next_cursor is not None:
+                cursor = types.PaginatedRequestParams(cursor=pages[-1].next_cursor)
+                pages.append(await session.list_tools(params=cursor))
+            from mcp.shared.exceptions import MCPError
+
+            with pytest.raises(MCPError, match="not one this server handed out"):
+                await session.list_tools(params=types.PaginatedRequestParams(cursor="x"))
+            return pages, await every_tool(session)
+
+    try:
+        pages, tools = run(go())
+    finally:
+        server.stop()
+        for sim in sims:
+            sim.close()
+    assert len(pages) >= 2
+    for page in pages:
+        assert (
+            len(json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools]))
+            < 20_000 + 5_000
+        )
+    names = [t.name for page in pages for t in page.tools]
+    assert len(names) == len(set(names)) == len(tools)
+    assert {"projectile__set_parameters", "projectile_2__set_parameters", "projectile_3__seek"} <= set(names)

@@ -30,6 +30,8 @@ from splitbrain_widget.mcp import McpServer, app_target
 from splitbrain_widget.mcp._apps import APP_MIME_TYPE, ATTACH_TOOL, SYNC_TOOL
 from splitbrain_widget.protocol import PROTOCOL_VERSION
 
+from .test_mcp import every_tool
+
 APPS = {"io.modelcontextprotocol/ui": {"mimeTypes": [APP_MIME_TYPE]}}
 ORIGIN = "http://127.0.0.1:1"  # a browser-based client's page (nothing listens there)
 
@@ -427,7 +429,7 @@ def test_a_server_of_every_live_widget_serves_an_app_widget_before_any_view(proj
 
         async def go() -> list[str]:
             async with client(running) as session:
-                return [t.name for t in (await session.list_tools()).tools]
+                return [t.name for t in await every_tool(session)]
 
         names = run(go())
     finally:

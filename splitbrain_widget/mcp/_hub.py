@@ -54,6 +54,7 @@ MAX_CONNECTIONS = 64  # connections whose session the hub keeps for notification
 MAX_CALLERS = 64
 RESOURCE_NOT_FOUND = -32002  # the handshake era's code for an unknown resource URI (2026-07-28: -32602)
 MAX_LISTENERS = 64  # open subscriptions/listen streams
+PAGE_BYTES = 256 * 1024  # a tools/list page at most (the SDK's HTTP client refuses an SSE event over 1 MiB)
 NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
@@ -72,6 +73,28 @@ def cache_hints() -> dict[CacheableMethod, CacheHint]:
         "resources/templates/list": CacheHint(ttl_ms=5_000, scope="private"),
         "resources/read": CacheHint(ttl_ms=0, scope="private"),
     }
+
+
+def paged(items: list[Any], cursor: str | None) -> tuple[list[Any], str | None]:
+    """The page of ``items`` that ``cursor`` (an index, as this server hands it out) starts, at most
+    :data:`PAGE_BYTES` of JSON (one item at least), and the next page's cursor (None: the last)."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+
+    start = 0
+    if cursor is not None:
+        if not cursor.isdigit() or int(cursor) > len(items):
+            raise MCPError(code=INVALID_PARAMS, message=f"cursor {cursor[:40]!r}: not one this server handed out")
+        start = int(cursor)
+    page: list[Any] = []
+    size = 0
+    for item in items[start:]:
+        size += len(json.dumps(item.model_dump(mode="json", by_alias=True, exclude_none=True)))
+        if page and size > PAGE_BYTES:
+            break
+        page.append(item)
+    end = start + len(page)
+    return page, (str(end) if end < len(items) else None)
 
 
 def is_modern(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -207,7 +230,7 @@ class Hub:
 
     # -- tools ---------------------------------------------------------------------------------
 
-    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], _params: Any) -> Any:
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
         import mcp_types as types
 
         self._seen(ctx)
@@ -238,7 +261,8 @@ class Hub:
             )
         if apps and _apps.client_renders_apps(ctx):  # the views' own channel: for clients that render them
             tools.extend(_apps.app_tools())
-        return types.ListToolsResult(tools=tools)
+        page, cursor = paged(tools, getattr(params, "cursor", None))
+        return types.ListToolsResult(tools=page, next_cursor=cursor)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         """One tool's input schema, for the SDK's check of a 2026-07-28 HTTP call's ``Mcp-Param-*``

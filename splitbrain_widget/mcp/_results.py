@@ -13,53 +13,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..agent import PAGE_DATA_NOTE, split_picture
+from ..agent import split_picture
 
 DATA_FIELDS = ("state", "table")  # what page_data may carry, lifted to the top for programs
 
-_ANY: dict[str, Any] = {}
+_OBJECT: dict[str, Any] = {"type": "object"}
+_STRING: dict[str, Any] = {"type": "string"}
+# Compact (every tool of every widget carries it in tools/list): the fields' types, no prose; their
+# meaning is docs/mcp.md's and ToolResult's (splitbrain_widget/protocol.py).
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "ok": {"type": "boolean", "description": "whether the call did what it asked (on the page: answered)"},
-        "op": {"type": "string"},
-        "target": {"type": "string", "description": "the target the widget runs"},
-        "message": {"type": "string"},
-        "error": {
-            "type": "object",
-            "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "hint": {"type": "string"}},
-            "required": ["code", "message"],
-        },
-        "changed": {
-            "type": "object",
-            "description": "dotted path -> the value the page holds now, its unit, and asked where that differs",
-            "additionalProperties": {
-                "type": "object",
-                "properties": {"value": _ANY, "unit": {"type": "string"}, "asked": _ANY},
-                "required": ["value"],
-            },
-        },
-        "values": {"type": "object", "description": "dotted path -> current value"},
-        "state": {"type": "object", "description": f"the state the page reported ({PAGE_DATA_NOTE})"},
-        "table": {
-            "type": "object",
-            "description": f"rows measured on the page ({PAGE_DATA_NOTE})",
-            "properties": {"columns": {"type": "array"}, "rows": {"type": "array"}, "units": {"type": "object"}},
-            "required": ["columns", "rows"],
-        },
-        "page_data": {
-            "type": "object",
-            "description": "the marking of the fields the page reported, or where a big one is stored",
-            "properties": {
-                "note": {"type": "string"},
-                "fields": {"type": "array", "items": {"type": "string", "enum": list(DATA_FIELDS)}},
-            },
-            "required": ["note"],
-        },
-        "applied": {"type": "boolean", "description": "whether a page applied or answered the call"},
-        "kept": {"type": "boolean", "description": "a change no page took yet, held for the next one"},
-        "views_applied": {"type": "integer", "minimum": 0},
-        "evaluations": {"type": "array", "items": {"type": "object"}},
+        "ok": {"type": "boolean"},
+        "op": _STRING,
+        "target": _STRING,
+        "message": _STRING,
+        "error": {"type": "object", "properties": {"code": _STRING, "message": _STRING}, "required": ["code"]},
+        "changed": {"type": "object", "additionalProperties": {"type": "object", "required": ["value"]}},
+        "values": _OBJECT,
+        "state": _OBJECT,
+        "table": {"type": "object", "required": ["columns", "rows"]},
+        "page_data": {"type": "object", "properties": {"note": _STRING}, "required": ["note"]},
+        "applied": {"type": "boolean"},
+        "kept": {"type": "boolean"},
+        "views_applied": {"type": "integer"},
+        "evaluations": {"type": "array"},
     },
     "required": ["ok"],
 }
