@@ -15,6 +15,7 @@ from .sweep import sweep
 
 if TYPE_CHECKING:
     from .agent import Agent, AgentResult, Skill, SkillError
+    from .core._lesson import LessonError, LessonRefused, lesson
     from .core._page_truth import PageValueWarning
     from .core._picture import Picture, SnapshotError
     from .headless import HeadlessTarget
@@ -32,6 +33,8 @@ __all__ = [
     "AgentResult",
     "ErrorInfo",
     "HeadlessTarget",
+    "LessonError",
+    "LessonRefused",
     "Manifest",
     "ManifestError",
     "Observable",
@@ -47,6 +50,7 @@ __all__ = [
     "TargetInfo",
     "TargetWidget",
     "ToolResult",
+    "lesson",
     "list_targets",
     "load_target",
     "serve_mcp",
@@ -67,6 +71,9 @@ _LAZY = {
     **dict.fromkeys(("PROTOCOL_VERSION", "ErrorInfo", "ToolResult"), "protocol"),
     **dict.fromkeys(("Picture", "SnapshotError"), "core._picture"),
     "PageValueWarning": "core._page_truth",
+    "LessonError": "core._lesson",
+    "LessonRefused": "core._lesson",
+    "lesson": "core._lesson",
 }
 
 

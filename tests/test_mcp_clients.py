@@ -336,3 +336,25 @@ def test_a_cancelled_sweep_task_ends_its_sweep_after_the_point_it_measures() -> 
             print(f"the sweep ended {ended_s:.1f} s after tasks/cancel")
         finally:
             server.stop()
+
+
+def test_a_lesson_refuses_an_mcp_client_over_stdio_as_it_refuses_the_agent(tmp_path: Path) -> None:
+    require_browser()
+    from mcp import Client, StdioServerParameters
+
+    lesson = tmp_path / "lesson.toml"
+    lesson.write_text('[targets.pendulum.parameters]\n"pendulum.length" = { min = 0.5, max = 2 }\n', encoding="utf-8")
+
+    async def go() -> tuple[Any, Any]:
+        env = {**os.environ, "SPLITBRAIN_LESSON": str(lesson)}
+        async with Client(StdioServerParameters(command=SERVE[0], args=SERVE[1:], env=env)) as client:
+            refused = await client.call_tool("pendulum__set_parameters", {"values": {"pendulum.length": 3}})
+            allowed = await client.call_tool("pendulum__set_parameters", {"values": {"pendulum.length": 1.5}})
+            return refused, allowed
+
+    refused, allowed = _in_own_thread(go)
+    assert refused.is_error and refused.structured_content["error"] == {
+        "code": "denied",
+        "message": f"the lesson ({lesson.resolve()}) allows 'pendulum.length' within 0.5..2, not 3",
+    }
+    assert not allowed.is_error and allowed.structured_content["changed"]["pendulum.length"]["value"] == 1.5

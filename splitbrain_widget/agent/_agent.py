@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import _twins
 from ..core._audit import call_source, current_source
+from ..core._lesson import require
 from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
 from . import _honesty, _skills
 from ._budget import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_TOKENS, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_RUN_TIMEOUT_S
@@ -151,6 +152,7 @@ class Agent:
             if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int | float) or bound <= 0):
                 raise ValueError(f"Agent({name}={bound!r}): expected a positive number, or None for no bound")
 
+        require(lambda policy: policy.agents.enabled, "turns agents off")  # before any model is set up
         self.sim = sim
         chosen = model if model is not None else (os.environ.get("SPLITBRAIN_MODEL") or "offline")
         self._runtime: Runtime = Runtime(
@@ -198,7 +200,9 @@ class Agent:
     # -- asking ---------------------------------------------------------------------------------
 
     async def aask(self, text: str, *, on_event: Callable[[AgentEvent], None] | None = None) -> AgentResult:
-        """Answer ``text``, steering the target as needed; awaitable."""
+        """Answer ``text``, steering the target as needed; awaitable. A lesson that turns agents off
+        (since this agent was made) refuses it before anything reaches a model."""
+        require(lambda policy: policy.agents.enabled, "turns agents off")
         emit = on_event or (lambda event: None)
         if self._first_run is None:
             self._first_run = time.time()

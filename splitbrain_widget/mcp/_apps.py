@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agent import PAGE_DATA_NOTE, TOOLS, specs_for
+from ..core._lesson import require
 from ..hosts._app_views import POLL_S, AppViewError, AppViews
 from ..manifest.registry import network_sources
 from ..widget import TargetWidget
@@ -46,7 +47,9 @@ def app_target(
     """A widget whose only home is the MCP App views a chat host renders (no browser of ours).
 
     ``timeout``: a call's deadline, which covers the host rendering the view and the page getting ready.
+    A lesson policy that turns MCP Apps off refuses it (:class:`~splitbrain_widget.LessonRefused`).
     """
+    require(lambda policy: policy.mcp.enabled and policy.mcp.apps, "does not let targets be served as MCP Apps")
     widget = TargetWidget(target, targets_dir=targets_dir, timeout=timeout, headless=False)
     widget.host = AppViews(widget)
     return widget

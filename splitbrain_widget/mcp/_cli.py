@@ -73,13 +73,19 @@ def open_pages(names: list[str], dirs: list[str], seed: int, *, apps: bool = Fal
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    from ..core._lesson import LessonError, LessonRefused, require
     from ..manifest import ManifestError
     from ..manifest.registry import TargetError
 
+    try:  # before anything starts: a lesson that keeps MCP off keeps it off here too
+        require(lambda policy: policy.mcp.enabled, "does not let the MCP server start")
+    except (LessonError, LessonRefused) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     wire = None if args.http else _wire()
     try:
         pages = open_pages(args.targets, args.targets_dir, args.seed, apps=args.apps)
-    except (TargetError, ManifestError, ValueError) as exc:
+    except (TargetError, ManifestError, ValueError, LessonRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:

@@ -128,6 +128,9 @@ def serve_mcp(
         OSError: the port cannot be listened on.
     """
     global _SERVER
+    from ..core._lesson import require
+
+    require(lambda policy: policy.mcp.enabled, "does not let the MCP server start")
     with _LOCK:
         if _SERVER is not None and _SERVER.running:
             _check_same(_SERVER, port, token, tuple(origins))

@@ -1,0 +1,264 @@
+"""A lesson policy: what a teacher lets agents and MCP clients do, for every widget of a lesson.
+
+One small file (TOML or JSON; the schema is ``docs/lesson.schema.json``), found in this order:
+
+1. the path in ``SPLITBRAIN_LESSON`` (set by a JupyterHub's spawner or the teacher's shell);
+2. ``splitbrain/lesson.toml`` (or ``.json``) in a Jupyter config directory (``jupyter --paths``;
+   the system ones, such as ``/etc/jupyter``, are out of a student's reach, ``~/.jupyter`` is not);
+3. ``lesson.toml`` beside the notebook (the kernel's working directory): a convenience, since a
+   student can edit it.
+
+It applies to every caller that is not the student's own Python code (the built-in agent, the chat
+panel, MCP clients and App views), on the one path their tool calls take (the approval verdict,
+:mod:`splitbrain_widget.agent._approval`): a refused call is ``denied`` with a message naming the
+lesson's rule. A file that does not parse is one :class:`LessonError` naming the file, the field
+and what was expected, and nothing runs under it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+ENV_VAR = "SPLITBRAIN_LESSON"
+FILE_NAMES = ("lesson.toml", "lesson.json")
+MAX_LESSON_BYTES = 256 * 1024
+
+
+class LessonError(ValueError):
+    """The lesson policy cannot be read: the message names the file, the field and what was expected."""
+
+
+class LessonRefused(PermissionError):
+    """The lesson does not allow this (agents off, no MCP server): the message names the rule."""
+
+
+class _Rules(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class ParameterRule(_Rules):
+    """One parameter agents may change: within ``min``..``max`` (in the manifest's unit) where given,
+    and only once the student approved where ``approval`` is true."""
+
+    min: float | None = None
+    max: float | None = None
+    approval: bool = False
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ParameterRule:
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min:g} is above max {self.max:g}")
+        return self
+
+
+class TargetRules(_Rules):
+    """What agents may change on one target: the parameters listed (every one, where the list is
+    left out) and the actions listed (every one, where left out)."""
+
+    parameters: dict[str, ParameterRule] | None = None
+    actions: list[str] | None = None
+
+
+class AgentRules(_Rules):
+    enabled: bool = Field(default=True, description="whether agents (the built-in agent and the chat panel) run")
+
+
+class McpRules(_Rules):
+    enabled: bool = Field(default=True, description="whether the MCP server may start")
+    apps: bool = Field(default=True, description="whether targets may be served as MCP Apps")
+
+
+class LessonPolicy(_Rules):
+    """What a lesson lets agents and MCP clients do."""
+
+    agents: AgentRules = AgentRules()
+    mcp: McpRules = McpRules()
+    targets: dict[str, TargetRules] = Field(default_factory=dict, description="target id -> its rules")
+
+
+class Lesson:
+    """A policy in force and the file it came from (``source``)."""
+
+    def __init__(self, policy: LessonPolicy, source: str) -> None:
+        self.policy = policy
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"<Lesson from {self.source}: {self.summary()}>"
+
+    def summary(self) -> str:
+        """What the lesson allows, in one line (``sb.lesson()``, the chat panel)."""
+        policy = self.policy
+        parts = [
+            f"agents {'on' if policy.agents.enabled else 'off'}",
+            f"MCP server {'allowed' if policy.mcp.enabled else 'off'}",
+            f"MCP Apps {'allowed' if policy.mcp.apps else 'off'}",
+        ]
+        for target_id, rules in policy.targets.items():
+            said = []
+            if rules.parameters is not None:
+                said.append(
+                    "parameters "
+                    + (", ".join(_described(path, rule) for path, rule in rules.parameters.items()) or "none")
+                )
+            if rules.actions is not None:
+                said.append("actions " + (", ".join(rules.actions) or "none"))
+            parts.append(f"{target_id}: {'; '.join(said) or 'anything'}")
+        return "; ".join(parts)
+
+    def rule(self, text: str) -> str:
+        """``text`` as a refusal names it: the lesson's words and where they come from."""
+        return f"the lesson ({self.source}) {text}"
+
+    def refusal(self, target_id: str, paths: list[str], values: dict[str, Any], action: str | None) -> str | None:
+        """Why the lesson refuses a call that changes ``paths`` (to ``values`` where known) or runs
+        ``action`` on ``target_id``; None where it allows it."""
+        rules = self.policy.targets.get(target_id)
+        if rules is None:
+            return None
+        if action is not None and rules.actions is not None and action not in rules.actions:
+            allowed = ", ".join(rules.actions) or "none"
+            return self.rule(f"does not let agents run '{action}' (actions allowed: {allowed})")
+        if rules.parameters is None:
+            return None
+        for path in paths:
+            rule = rules.parameters.get(path)
+            if rule is None:
+                allowed = ", ".join(rules.parameters) or "none"
+                return self.rule(f"does not let agents change '{path}' (parameters allowed: {allowed})")
+            value = values.get(path)
+            if isinstance(value, int | float) and not isinstance(value, bool) and not _within(value, rule):
+                return self.rule(f"allows '{path}' within {_bounds(rule)}, not {value:g}")
+        return None
+
+    def needs_approval(self, target_id: str, paths: list[str]) -> list[str]:
+        """The ``paths`` the lesson puts under the student's approval."""
+        rules = self.policy.targets.get(target_id)
+        if rules is None or rules.parameters is None:
+            return []
+        return [p for p in paths if (rule := rules.parameters.get(p)) is not None and rule.approval]
+
+    def narrowed(self, target_id: str, path: str) -> ParameterRule | None:
+        """The lesson's range for ``path`` where it narrows the manifest's."""
+        rules = self.policy.targets.get(target_id)
+        rule = rules.parameters.get(path) if rules is not None and rules.parameters is not None else None
+        return rule if rule is not None and (rule.min is not None or rule.max is not None) else None
+
+
+def _described(path: str, rule: ParameterRule) -> str:
+    bounds = f" {_bounds(rule)}" if rule.min is not None or rule.max is not None else ""
+    return f"{path}{bounds}{' (approval)' if rule.approval else ''}"
+
+
+def lesson() -> Lesson | None:
+    """The lesson policy in force (``sb.lesson()``): where it comes from and what it allows, or None.
+
+    Raises :class:`LessonError` where its file cannot be read (the error names the file and field)."""
+    return current_lesson()
+
+
+def require(allowed: Callable[[LessonPolicy], bool], refusal: str) -> None:
+    """Raise :class:`LessonRefused` (``refusal``, named with the lesson's file) where a lesson is in
+    force and does not allow it; :class:`LessonError` where its file cannot be read."""
+    lesson = current_lesson()
+    if lesson is not None and not allowed(lesson.policy):
+        raise LessonRefused(lesson.rule(refusal))
+
+
+def _within(value: float, rule: ParameterRule) -> bool:
+    return (rule.min is None or value >= rule.min) and (rule.max is None or value <= rule.max)
+
+
+def _bounds(rule: ParameterRule) -> str:
+    low = "" if rule.min is None else f"{rule.min:g}"
+    high = "" if rule.max is None else f"{rule.max:g}"
+    return f"{low}..{high}"
+
+
+# -- finding and reading ----------------------------------------------------------------------
+
+
+def _config_dirs() -> list[Path]:
+    try:
+        from jupyter_core.paths import jupyter_config_path
+    except ImportError:  # no Jupyter here: only the variable and the working directory
+        return []
+    return [Path(d) / "splitbrain" for d in jupyter_config_path()]
+
+
+def lesson_path(cwd: str | Path | None = None) -> Path | None:
+    """The file the lesson comes from, in the order of precedence; None where there is none."""
+    named = os.environ.get(ENV_VAR, "").strip()
+    if named:
+        path = Path(named).expanduser()
+        if not path.is_file():
+            raise LessonError(f"{ENV_VAR}={named}: no such file (expected a lesson policy, .toml or .json)")
+        return path
+    for folder in [*_config_dirs(), Path(cwd) if cwd is not None else Path.cwd()]:
+        for name in FILE_NAMES:
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
+def current_lesson(cwd: str | Path | None = None) -> Lesson | None:
+    """The lesson in force now (read again when its file changes), or None."""
+    path = lesson_path(cwd)
+    if path is None:
+        return None
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise LessonError(f"{path}: cannot read the lesson policy: {exc.strerror}") from None
+    return _read(path.resolve(), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=16)
+def _read(path: Path, mtime_ns: int, size: int) -> Lesson:
+    del mtime_ns  # part of the cache key only
+    if size > MAX_LESSON_BYTES:
+        raise LessonError(f"{path}: {size:,} bytes, more than the {MAX_LESSON_BYTES:,} a lesson policy may have")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LessonError(f"{path}: cannot read the lesson policy: {exc}") from None
+    return Lesson(parse(text, str(path), toml=path.suffix.lower() != ".json"), str(path))
+
+
+def parse(text: str, source: str, *, toml: bool = True) -> LessonPolicy:
+    """A lesson policy from its text (TOML, else JSON); :class:`LessonError` names ``source`` and the field."""
+    try:
+        if toml:
+            import tomllib
+
+            data: Any = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except ValueError as exc:  # tomllib.TOMLDecodeError and json.JSONDecodeError both are
+        kind = "TOML" if toml else "JSON"
+        raise LessonError(f"{source}: not valid {kind}: {exc}") from None
+    try:
+        return LessonPolicy.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "the file"
+            got = error.get("input")
+            shown = "" if error["type"] in ("missing", "extra_forbidden") or isinstance(got, dict) else f", got {got!r}"
+            problems.append(f"field '{where}': {error['msg']}{shown}")
+        raise LessonError(f"{source}: " + "; ".join(problems)) from None
+
+
+def schema_text() -> str:
+    """The lesson policy's JSON Schema (``docs/lesson.schema.json``)."""
+    schema = LessonPolicy.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "splitbrain-widget lesson policy"
+    return json.dumps(schema, indent=2) + "\n"

@@ -1,0 +1,300 @@
+"""The lesson policy (part of #45): its file, its sources and their precedence, its errors, and what
+it refuses an agent, the chat panel's agent and an MCP client — never the student's own code.
+
+The widgets answer through the in-process fake view; over stdio against a headless page:
+``tests/test_mcp_clients.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import splitbrain_widget as sb
+from splitbrain_widget.agent import Caller, run_tool
+from splitbrain_widget.core import _lesson
+from splitbrain_widget.core._lesson import LessonError, LessonRefused, lesson_path, parse
+
+from .fake_view import FakeView
+
+ACTION_PAGES = Path(__file__).parent / "fixtures" / "action_pages"
+LESSON = """\
+[agents]
+enabled = true
+
+[mcp]
+enabled = true
+apps = false
+
+[targets.projectile.parameters]
+"launch.angle" = { min = 10, max = 60 }
+"launch.speed" = { approval = true }
+
+[targets.counter]
+actions = ["add"]
+"""
+
+
+@pytest.fixture(autouse=True)
+def nowhere_else(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No lesson from this machine: no variable, no Jupyter config directory, an empty working one."""
+    monkeypatch.delenv(_lesson.ENV_VAR, raising=False)
+    monkeypatch.setattr(_lesson, "_config_dirs", lambda: [tmp_path / "config" / "splitbrain"])
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def in_force(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The lesson above, set the way a JupyterHub sets it: the variable."""
+    path = write(tmp_path / "hub" / "lesson.toml", LESSON)
+    monkeypatch.setenv(_lesson.ENV_VAR, str(path))
+    return path
+
+
+def call(sim: sb.TargetWidget, tool: str, arguments: dict[str, Any], ask: Any = None) -> dict[str, Any]:
+    """One call as an MCP client or the agent makes it (``agent.run_tool``: approval and lesson)."""
+    return asyncio.run(run_tool(sim, tool, arguments, Caller("mcp: test"), ask=ask))
+
+
+# -- the file -------------------------------------------------------------------------------------
+
+
+def test_a_lesson_file_parses_into_its_rules() -> None:
+    policy = parse(LESSON, "lesson.toml")
+    assert policy.mcp.apps is False and policy.agents.enabled is True
+    angle = policy.targets["projectile"].parameters["launch.angle"]  # type: ignore[index]
+    assert (angle.min, angle.max, angle.approval) == (10, 60, False)
+    assert policy.targets["counter"].actions == ["add"] and policy.targets["counter"].parameters is None
+    as_json = parse(json.dumps(policy.model_dump()), "lesson.json", toml=False)
+    assert as_json == policy
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[agents\nenabled = true", r"lesson.toml: not valid TOML"),
+        (
+            '[targets.projectile.parameters]\n"launch.angle" = { min = "ten" }',
+            r"field 'targets.projectile.parameters.launch.angle.min'",
+        ),
+        ('[targets.projectile.parameters]\n"launch.angle" = { min = 60, max = 10 }', r"min 60 is above max 10"),
+        ("[agents]\nenabld = false", r"field 'agents.enabld': Extra inputs are not permitted"),
+        ("[mcp]\nenabled = 'no'", r"field 'mcp.enabled'"),
+    ],
+)
+def test_a_bad_lesson_file_is_one_error_naming_the_file_and_the_field(text: str, expected: str) -> None:
+    with pytest.raises(LessonError, match=expected) as caught:
+        parse(text, "lesson.toml")
+    assert str(caught.value).startswith("lesson.toml: ")
+
+
+def test_the_schema_in_docs_is_the_models() -> None:
+    docs = Path(__file__).resolve().parent.parent / "docs" / "lesson.schema.json"
+    assert docs.read_text(encoding="utf-8") == _lesson.schema_text(), "regenerate: see docs/lessons.md"
+
+
+# -- where it comes from ----------------------------------------------------------------------------
+
+
+def test_the_variable_wins_then_a_jupyter_config_directory_then_the_notebooks_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert lesson_path() is None and sb.lesson() is None
+    beside = write(tmp_path / "work" / "lesson.toml", "[agents]\nenabled = true\n")
+    assert lesson_path().resolve() == beside.resolve()  # type: ignore[union-attr]
+    config = write(tmp_path / "config" / "splitbrain" / "lesson.json", '{"agents": {"enabled": false}}')
+    assert lesson_path() == config
+    hub = write(tmp_path / "hub.toml", "[mcp]\nenabled = false\n")
+    monkeypatch.setenv(_lesson.ENV_VAR, str(hub))
+    assert lesson_path() == hub
+    found = sb.lesson()
+    assert found is not None and found.source == str(hub.resolve()) and found.policy.mcp.enabled is False
+    assert "MCP server off" in repr(found)
+    monkeypatch.setenv(_lesson.ENV_VAR, str(tmp_path / "missing.toml"))
+    with pytest.raises(LessonError, match=r"SPLITBRAIN_LESSON=.*missing.toml: no such file"):
+        sb.lesson()
+
+
+def test_an_edited_file_is_read_again(tmp_path: Path) -> None:
+    path = write(tmp_path / "work" / "lesson.toml", "[agents]\nenabled = true\n")
+    assert sb.lesson().policy.agents.enabled is True  # type: ignore[union-attr]
+    path.write_text("[agents]\nenabled = false\n# longer, so the size differs too\n", encoding="utf-8")
+    assert sb.lesson().policy.agents.enabled is False  # type: ignore[union-attr]
+
+
+# -- what it refuses --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def projectile(textbook_projectile: sb.TargetWidget) -> sb.TargetWidget:
+    return textbook_projectile
+
+
+def test_a_value_outside_the_lessons_range_is_refused_naming_the_rule_and_the_page_is_untouched(
+    in_force: Path, projectile: sb.TargetWidget
+) -> None:
+    sent = len(projectile.host.requests)  # type: ignore[attr-defined]
+    out = call(projectile, "set_parameters", {"values": {"launch.angle": 80}})
+    assert out["ok"] is False and out["error"]["code"] == "denied"
+    assert out["error"]["message"] == f"the lesson ({in_force.resolve()}) allows 'launch.angle' within 10..60, not 80"
+    assert projectile.values["launch.angle"] == 45 and len(projectile.host.requests) == sent  # type: ignore[attr-defined]
+    assert call(projectile, "set_parameters", {"values": {"angle": 30}})["ok"] is True  # a leaf name resolves
+    assert projectile.values["launch.angle"] == 30
+
+
+def test_a_parameter_the_lesson_does_not_list_is_refused(in_force: Path, projectile: sb.TargetWidget) -> None:
+    out = call(projectile, "set_parameters", {"values": {"environment.gravity": 1.6}})
+    assert out["error"]["code"] == "denied"
+    assert "does not let agents change 'environment.gravity'" in out["error"]["message"]
+    assert "launch.angle, launch.speed" in out["error"]["message"]
+    assert projectile.values["environment.gravity"] == 9.81
+
+
+def test_a_seek_over_a_narrowed_range_is_refused(in_force: Path, projectile: sb.TargetWidget) -> None:
+    out = call(projectile, "seek", {"observable": "range", "goal": 30, "vary": "launch.angle"})
+    assert out["error"]["code"] == "denied" and "a seek would try values outside it" in out["error"]["message"]
+
+
+def test_the_lesson_puts_a_parameter_under_the_students_approval(in_force: Path, projectile: sb.TargetWidget) -> None:
+    asked: list[list[str]] = []
+
+    async def ask(_tool: str, _arguments: dict[str, Any], paths: list[str]) -> tuple[bool, str]:
+        asked.append(paths)
+        return paths == ["launch.speed"], "no"
+
+    assert projectile.approval == {}  # the widget's own policy asks nothing
+    assert call(projectile, "set_parameters", {"values": {"launch.speed": 25}}, ask=ask)["ok"] is True
+    assert asked == [["launch.speed"]] and projectile.values["launch.speed"] == 25
+    assert call(projectile, "set_parameters", {"values": {"launch.angle": 20}}, ask=ask)["ok"] is True
+    assert asked == [["launch.speed"]]  # the angle needs none
+
+
+def test_an_action_the_lesson_does_not_list_is_refused(in_force: Path) -> None:
+    ran: list[str] = []
+    sim = sb.TargetWidget("counter", targets_dir=ACTION_PAGES, timeout=5)
+    FakeView(sim, on_action=lambda name, _values: ran.append(name) or {"count": len(ran)})
+    try:
+        out = call(sim, "run_action", {"name": "clear"})
+        assert (
+            out["error"]["code"] == "denied"
+            and "does not let agents run 'clear' (actions allowed: add)" in out["error"]["message"]
+        )
+        assert call(sim, "run_action", {"name": "add"})["ok"] is True
+        assert ran == ["add"]
+    finally:
+        sim.close()
+
+
+def test_the_students_own_code_is_not_under_the_lesson(in_force: Path, projectile: sb.TargetWidget) -> None:
+    assert projectile.set_parameter("launch.angle", 80).ok  # documented: the lesson binds agents and clients
+    assert projectile.values["launch.angle"] == 80
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "agent_refused"),
+    [
+        # a rule naming no parameter of the target's manifest (a typo): read only half
+        (
+            '[targets.projectile.parameters]\n"launch.angel" = { max = 60 }\n',
+            "'targets.projectile.parameters.launch.angel'",
+            False,
+        ),
+        ("[agents]\nenabled = maybe\n", "not valid TOML", True),  # no file at all
+    ],
+)
+def test_nothing_an_agent_asks_runs_under_a_lesson_half_read(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    projectile: sb.TargetWidget,
+    text: str,
+    expected: str,
+    agent_refused: bool,
+) -> None:
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "policy.toml", text)))
+    out = call(projectile, "set_parameters", {"values": {"launch.angle": 30}})
+    assert out["error"]["code"] == "denied" and "the lesson policy cannot be read" in out["error"]["message"]
+    assert expected in out["error"]["message"] and "policy.toml" in out["error"]["message"]
+    assert projectile.values["launch.angle"] == 45
+    if agent_refused:
+        with pytest.raises(LessonError, match=r"policy\.toml: not valid TOML"):
+            sb.Agent(projectile)
+
+
+# -- agents and MCP, on or off --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def everything_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    path = write(tmp_path / "exam.toml", "[agents]\nenabled = false\n\n[mcp]\nenabled = false\n")
+    monkeypatch.setenv(_lesson.ENV_VAR, str(path))
+    return path
+
+
+def test_agents_off_refuses_an_agent_and_an_agent_made_before(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, projectile: sb.TargetWidget
+) -> None:
+    before = sb.Agent(projectile)  # made before the lesson: it may not answer under it
+    path = write(tmp_path / "exam.toml", "[agents]\nenabled = false\n")
+    monkeypatch.setenv(_lesson.ENV_VAR, str(path))
+    with pytest.raises(LessonRefused, match=r"the lesson \(.*exam.toml\) turns agents off"):
+        sb.Agent(projectile)
+    with pytest.raises(LessonRefused, match="turns agents off"):
+        before.ask("set the angle to 30")
+    assert projectile.values["launch.angle"] == 45
+
+
+def test_mcp_off_refuses_the_server_the_cli_and_apps(
+    everything_off: Path, projectile: sb.TargetWidget, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from splitbrain_widget.mcp import app_target, cli_main
+
+    with pytest.raises(LessonRefused, match="does not let the MCP server start"):
+        sb.serve_mcp(projectile)
+    assert cli_main(["projectile"]) == 2
+    assert "does not let the MCP server start" in capsys.readouterr().err
+    with pytest.raises(LessonRefused, match="MCP Apps"):
+        app_target("projectile")
+
+
+def test_an_mcp_client_meets_the_same_refusal(in_force: Path, projectile: sb.TargetWidget) -> None:
+    from .test_mcp_eras import post, reply
+
+    server = sb.serve_mcp(projectile)
+    try:
+        call_ = {"name": "projectile__set_parameters", "arguments": {"values": {"launch.angle": 80}}}
+        result = reply(post(server, "tools/call", call_))["result"]
+    finally:
+        server.stop()
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"] == {
+        "code": "denied",
+        "message": f"the lesson ({in_force.resolve()}) allows 'launch.angle' within 10..60, not 80",
+    }
+    assert projectile.values["launch.angle"] == 45
+
+
+def test_the_chat_panel_says_agents_are_off_and_changes_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from .test_chat import chat_sim, say
+
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "exam.toml", "[agents]\nenabled = false\n")))
+    sim, _sent = chat_sim()
+    try:
+        say(sim, "set the speed to 12")
+        assert sim.values["settings.speed"] != 12
+        (entry,) = sim.transcript
+        assert entry["role"] == "error" and "turns agents off" in entry["text"] and "exam.toml" in entry["text"]
+    finally:
+        sim.close()
