@@ -185,7 +185,10 @@ def _bounds(rule: ParameterRule) -> str:
 # -- finding and reading ----------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1)
 def _config_dirs() -> list[Path]:
+    """The Jupyter config directories' ``splitbrain`` folders (listed once; the files in them are
+    looked for on every call, so a policy put there mid-session applies)."""
     try:
         from jupyter_core.paths import jupyter_config_path
     except ImportError:  # no Jupyter here: only the variable and the working directory
