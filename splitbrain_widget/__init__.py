@@ -16,6 +16,7 @@ from .sweep import sweep
 if TYPE_CHECKING:
     from .agent import Agent, AgentResult, Skill, SkillError
     from .core._lesson import LessonError, LessonRefused, lesson
+    from .core._lesson_log import lesson_log
     from .core._page_truth import PageValueWarning
     from .core._picture import Picture, SnapshotError
     from .headless import HeadlessTarget
@@ -51,6 +52,7 @@ __all__ = [
     "TargetWidget",
     "ToolResult",
     "lesson",
+    "lesson_log",
     "list_targets",
     "load_target",
     "serve_mcp",
@@ -74,6 +76,7 @@ _LAZY = {
     "LessonError": "core._lesson",
     "LessonRefused": "core._lesson",
     "lesson": "core._lesson",
+    "lesson_log": "core._lesson_log",
 }
 
 

@@ -3,7 +3,8 @@
 ``python -m splitbrain_widget schema`` (the manifest's JSON Schema, docs/manifest.schema.json) and
 ``python -m splitbrain_widget doctor [--json] [--no-smoke]`` (what this machine has, see :mod:`.doctor`) and
 ``python -m splitbrain_widget export NOTEBOOK [-o OUT] [--no-controls]`` (a notebook as HTML with live
-simulations, see :mod:`.exporter`)."""
+simulations, see :mod:`.exporter`) and ``python -m splitbrain_widget lesson-report FOLDER [-o OUT]``
+(the teacher's page of a folder of lesson logs, see :mod:`.lesson_report`)."""
 
 import sys
 
@@ -24,6 +25,11 @@ if sys.argv[1:2] == ["export"]:
         raise SystemExit(f"export needs nbconvert ({exc}): pip install nbconvert") from None
 
     raise SystemExit(export_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["lesson-report"]:
+    from .lesson_report import main as report_main
+
+    raise SystemExit(report_main(sys.argv[2:]))
 
 if sys.argv[1:] == ["schema"]:
     from .manifest._schema import schema_text

@@ -298,3 +298,98 @@ def test_the_chat_panel_says_agents_are_off_and_changes_nothing(
         assert entry["role"] == "error" and "turns agents off" in entry["text"] and "exam.toml" in entry["text"]
     finally:
         sim.close()
+
+
+# -- the lesson log -------------------------------------------------------------------------------------
+
+
+def test_three_chat_turns_and_two_mcp_calls_are_five_records(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from .test_chat import chat_sim, say
+    from .test_mcp_eras import post, reply
+
+    log = tmp_path / "logs" / "ada.jsonl"
+    policy = f'[log]\npath = "{log}"\n\n[targets.demo.parameters]\n"settings.speed" = {{ max = 30 }}\n'
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "lesson.toml", policy)))
+    sim, _sent = chat_sim()
+    server = sb.serve_mcp(sim)
+    try:
+        for words in ("set the speed to 12", "set the speed to 50", "set the speed to 20"):
+            say(sim, words)
+        for name, arguments in (("set_parameters", {"values": {"settings.speed": 7}}), ("fetch_state", {})):
+            assert reply(post(server, "tools/call", {"name": f"demo__{name}", "arguments": arguments}))["result"]
+    finally:
+        server.stop()
+        sim.close()
+    table = sb.lesson_log()
+    assert list(table["kind"]) == ["chat", "chat", "chat", "mcp", "mcp"]
+    assert list(table["asked"]) == ["set the speed to 12", "set the speed to 50", "set the speed to 20",
+                                    "set_parameters", "fetch_state"]  # fmt: skip
+    first = table.iloc[0]
+    assert first["caller"] == "chat: set the speed to 12" and first["model"] == "offline-planner"
+    assert first["changed"] == {"settings.speed": {"value": 12, "unit": "m/s"}}
+    assert first["calls"][0]["tool"] == "set_parameters" and first["calls"][0]["result"]["ok"] is True
+    assert set(first["tokens"]) == {"requests", "input", "output"} and first["answer"].startswith("Offline planner")
+    assert isinstance(first["before"], dict) and isinstance(first["after"], dict)
+    refused = table.iloc[1]["refused"]
+    assert refused and "allows 'settings.speed' within ..30, not 50" in refused[0]  # the lesson's own words
+    assert table.iloc[3]["caller"] == "mcp: raw" and table.iloc[3]["changed"]["settings.speed"]["value"] == 7
+    assert list(sb.lesson_log(log)["asked"]) == list(table["asked"])  # the same file, named
+
+
+def test_the_log_rotates_at_its_bound(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from splitbrain_widget.core import _lesson_log
+
+    log = tmp_path / "log.jsonl"
+    monkeypatch.setenv(
+        _lesson.ENV_VAR, str(write(tmp_path / "lesson.toml", f'[log]\npath = "{log}"\nmax_bytes = 1000\n'))
+    )
+    for n in range(12):
+        _lesson_log.write(
+            "mcp", "mcp: test", f"call {n}", [{"tool": "fetch_state", "arguments": {}, "result": {"ok": True}}]
+        )
+    older = log.with_name("log.jsonl.1")
+    assert older.exists() and log.stat().st_size <= 1000 and older.stat().st_size <= 1000
+    asked = list(sb.lesson_log()["asked"])
+    assert asked == [f"call {n}" for n in range(12 - len(asked), 12)] and len(asked) < 12  # the oldest went
+
+
+def test_the_report_on_a_folder_of_three_students_lists_each_ones_turns(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from splitbrain_widget.core import _lesson_log
+
+    folder = tmp_path / "class"
+    for student, words in (("ada", ["make it faster"]), ("bo", ["angle 80", "angle 30"]), ("cy", ["reset it"])):
+        policy = write(tmp_path / f"{student}.toml", f'[log]\npath = "{folder / student}.jsonl"\n')
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(_lesson.ENV_VAR, str(policy))
+            for said in words:
+                refusal = {"code": "denied", "message": "the lesson (x) allows 'launch.angle' within 10..60, not 80"}
+                result = (
+                    {"ok": False, "error": refusal}
+                    if "80" in said
+                    else {"ok": True, "changed": {"launch.angle": {"value": 30, "unit": "deg"}}}
+                )
+                _lesson_log.write(
+                    "chat",
+                    f"chat: {said}",
+                    said,
+                    [{"tool": "set_parameters", "arguments": {}, "result": result}],
+                    answer="done",
+                )
+    out = tmp_path / "report.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "splitbrain_widget", "lesson-report", str(folder), "-o", str(out)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    page = out.read_text(encoding="utf-8")
+    assert page.count("<table>") == 3 and "ada: 1 turns and calls, 0 refused" in page
+    assert "bo: 2 turns and calls, 1 refused" in page and "cy: 1 turns and calls" in page
+    assert "within 10..60, not 80" in page and "launch.angle = 30 deg" in page
+    empty = subprocess.run(
+        [sys.executable, "-m", "splitbrain_widget", "lesson-report", str(tmp_path / "nobody")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert empty.returncode == 2 and "not a folder of lesson logs" in empty.stderr

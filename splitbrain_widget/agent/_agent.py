@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core import _twins
+from ..core import _lesson_log, _twins
 from ..core._audit import call_source, current_source
 from ..core._lesson import require
 from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
@@ -203,6 +203,7 @@ class Agent:
         """Answer ``text``, steering the target as needed; awaitable. A lesson that turns agents off
         (since this agent was made) refuses it before anything reaches a model."""
         require(lambda policy: policy.agents.enabled, "turns agents off")
+        before = _lesson_log.observed(self.sim.state, self.sim.schema.parameters)
         emit = on_event or (lambda event: None)
         if self._first_run is None:
             self._first_run = time.time()
@@ -235,6 +236,17 @@ class Agent:
         if no_change and _honesty.NO_CHANGE_NOTE not in answer:
             answer = f"{answer.rstrip()} ({_honesty.NO_CHANGE_NOTE})".lstrip()
         result = AgentResult(answer, calls, usage, self.model, outcome.stopped, loaded, no_change)
+        _lesson_log.write(
+            "chat" if tag.startswith("chat:") else "agent",
+            tag,
+            text,
+            [{"tool": c.name, "arguments": c.arguments, "result": c.result} for c in calls],
+            before=before,
+            after=_lesson_log.observed(self.sim.state, self.sim.schema.parameters),
+            answer=answer[: _lesson_log.MAX_TEXT_CHARS],
+            model=self.model,
+            tokens={"requests": usage.requests, "input": usage.input_tokens, "output": usage.output_tokens},
+        )
         emit(Done(result))
         return result
 

@@ -75,11 +75,19 @@ class McpRules(_Rules):
     apps: bool = Field(default=True, description="whether targets may be served as MCP Apps")
 
 
+class LogRules(_Rules):
+    """Where the lesson log goes (a JSON-lines file; relative to the notebook's folder) and its bound."""
+
+    path: str = Field(min_length=1)
+    max_bytes: int = Field(default=5_000_000, gt=0, description="rotated (kept as <path>.1) past this size")
+
+
 class LessonPolicy(_Rules):
-    """What a lesson lets agents and MCP clients do."""
+    """What a lesson lets agents and MCP clients do, and where what they did is logged."""
 
     agents: AgentRules = AgentRules()
     mcp: McpRules = McpRules()
+    log: LogRules | None = None
     targets: dict[str, TargetRules] = Field(default_factory=dict, description="target id -> its rules")
 
 

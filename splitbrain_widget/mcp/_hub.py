@@ -33,6 +33,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..agent import PAGE_DATA_NOTE, Caller, input_schema, run_tool
+from ..core import _lesson_log
 from ..widget import on_live_change
 from . import _apps
 from ._catalog import SEPARATOR, Catalog, Served
@@ -317,16 +318,20 @@ class Hub:
         if _apps.renders_page(called, tool) and _apps.client_renders_apps(ctx):
             called.widget.expect_view(_apps.VIEW_WAIT_S)  # the host renders a view for this very call
         skills = self.catalog.skills
+
+        async def logged(progress: Any, ask: Any) -> dict[str, Any]:  # one lesson-log record a call
+            widget = called.widget
+            before = _lesson_log.observed(widget.state, widget.schema.parameters)
+            payload = await run_tool(widget, tool, arguments, caller, skills=skills, progress=progress, ask=ask)
+            after = _lesson_log.observed(widget.state, widget.schema.parameters)
+            call = {"tool": tool, "arguments": arguments, "result": payload}
+            _lesson_log.write("mcp", caller.source, tool, [call], before=before, after=after)
+            return payload
+
         if tool in TASK_TOOLS and client_has_tasks(ctx):
-
-            async def work(progress: Callable[[str], None], ask: Any) -> dict[str, Any]:
-                return await run_tool(called.widget, tool, arguments, caller, skills=skills, progress=progress, ask=ask)
-
-            return self.tasks.start(work, call_result)
+            return self.tasks.start(logged, call_result)
         try:
-            payload = await run_tool(
-                called.widget, tool, arguments, caller, skills=skills, progress=_progress(ctx), ask=_asking(ctx, params)
-            )
+            payload = await logged(_progress(ctx), _asking(ctx, params))
         except InputRequired as needed:
             return needed.result
         return call_result(payload)
