@@ -43,6 +43,7 @@ actions = ["add"]
 def nowhere_else(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No lesson from this machine: no variable, no Jupyter config directory, an empty working one."""
     monkeypatch.delenv(_lesson.ENV_VAR, raising=False)
+    monkeypatch.delenv(_lesson.NOTEBOOK_VAR, raising=False)
     monkeypatch.setattr(_lesson, "_config_dirs", lambda: [tmp_path / "config" / "splitbrain"])
     (tmp_path / "work").mkdir()
     monkeypatch.chdir(tmp_path / "work")
@@ -393,3 +394,59 @@ def test_the_report_on_a_folder_of_three_students_lists_each_ones_turns(tmp_path
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert empty.returncode == 2 and "not a folder of lesson logs" in empty.stderr
+
+
+def test_the_notebooks_own_metadata_is_the_last_source(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    notebook = tmp_path / "work" / "lab.ipynb"
+    cells = {"cells": [], "nbformat": 4, "nbformat_minor": 5}
+    notebook.write_text(json.dumps({**cells, "metadata": {"splitbrain": {"lesson": {"mcp": {"enabled": False}}}}}))
+    monkeypatch.setenv(_lesson.NOTEBOOK_VAR, str(notebook))  # as jupyter_server tells its kernels
+    found = sb.lesson()
+    assert found is not None and found.policy.mcp.enabled is False
+    assert found.source == f"{notebook.resolve()} (metadata splitbrain.lesson)"
+    write(tmp_path / "work" / "lesson.toml", "[mcp]\nenabled = true\n")  # beside the notebook: it wins
+    assert sb.lesson().policy.mcp.enabled is True  # type: ignore[union-attr]
+    (tmp_path / "work" / "lesson.toml").unlink()
+    notebook.write_text(json.dumps({**cells, "metadata": {"splitbrain": {"lesson": {"mcp": {"enabled": "no"}}}}}))
+    with pytest.raises(LessonError, match=r"lab\.ipynb \(metadata splitbrain\.lesson\): field 'mcp\.enabled'"):
+        sb.lesson()
+
+
+@pytest.mark.parametrize(
+    ("models", "model", "base_url", "refused"),
+    [
+        ('"offline"', "offline", None, None),
+        ('"offline"', "openai:gpt-4o", None, "allows the offline planner only, not openai:gpt-4o"),
+        ('"local"', "openai:qwen", "http://127.0.0.1:9/v1", None),
+        ('"local"', "openai:gpt-4o", None, "allows the offline planner and models on this machine, not openai:gpt-4o"),
+        ('["anthropic"]', "openai:gpt-4o", None, "allows the offline planner and anthropic, not openai:gpt-4o"),
+    ],
+)
+def test_the_lesson_says_which_models_may_answer(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    projectile: sb.TargetWidget,
+    models: str,
+    model: str,
+    base_url: str | None,
+    refused: str | None,
+) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "models.toml", f"[agents]\nmodels = {models}\n")))
+    if refused is None:
+        agent = sb.Agent(projectile, model=model, base_url=base_url, api_key="unused" if base_url else None)
+        assert agent.model
+    else:
+        with pytest.raises(LessonRefused, match=refused):
+            sb.Agent(projectile, model=model)
+
+
+def test_the_lesson_bounds_requests_and_seconds_per_answer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, projectile: sb.TargetWidget
+) -> None:
+    policy = "[agents]\nmax_requests = 3\nmax_seconds = 20\n"
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "bounds.toml", policy)))
+    agent = sb.Agent(projectile, usage_limits={"request_limit": 40}, run_timeout=300)
+    assert agent._runtime.usage_limits.request_limit == 3 and agent._runtime.bounds.run_timeout == 20
+    tighter = sb.Agent(projectile, usage_limits={"request_limit": 2}, run_timeout=5)
+    assert tighter._runtime.usage_limits.request_limit == 2 and tighter._runtime.bounds.run_timeout == 5

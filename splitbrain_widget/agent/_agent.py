@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import _lesson_log, _twins
 from ..core._audit import call_source, current_source
-from ..core._lesson import require
+from ..core._lesson import LessonRefused, current_lesson, require
 from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
 from . import _honesty, _skills
 from ._budget import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_TOKENS, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_RUN_TIMEOUT_S
@@ -155,6 +155,14 @@ class Agent:
         require(lambda policy: policy.agents.enabled, "turns agents off")  # before any model is set up
         self.sim = sim
         chosen = model if model is not None else (os.environ.get("SPLITBRAIN_MODEL") or "offline")
+        lesson = current_lesson()
+        if lesson is not None:  # the lesson's models, and its bounds on an answer
+            for candidate in (chosen, *fallback):
+                refusal = lesson.model_refusal(candidate, base_url or os.environ.get("OPENAI_BASE_URL"))
+                if refusal is not None:
+                    raise LessonRefused(refusal)
+            requests, run_timeout = lesson.bounded((usage_limits or {}).get("request_limit", 40), run_timeout)
+            usage_limits = {**(usage_limits or {}), "request_limit": requests or 40}
         self._runtime: Runtime = Runtime(
             sim,
             chosen,

@@ -5,8 +5,11 @@ One small file (TOML or JSON; the schema is ``docs/lesson.schema.json``), found 
 1. the path in ``SPLITBRAIN_LESSON`` (set by a JupyterHub's spawner or the teacher's shell);
 2. ``splitbrain/lesson.toml`` (or ``.json``) in a Jupyter config directory (``jupyter --paths``;
    the system ones, such as ``/etc/jupyter``, are out of a student's reach, ``~/.jupyter`` is not);
-3. ``lesson.toml`` beside the notebook (the kernel's working directory): a convenience, since a
-   student can edit it.
+3. ``lesson.toml`` beside the notebook (the kernel's working directory);
+4. the notebook's own metadata, ``splitbrain.lesson`` (the saved file named by ``JPY_SESSION_NAME``,
+   which jupyter_server sets for the kernels it starts).
+
+3 and 4 are conveniences, not controls: a student can edit them.
 
 It applies to every caller that is not the student's own Python code (the built-in agent, the chat
 panel, MCP clients and App views), on the one path their tool calls take (the approval verdict,
@@ -22,11 +25,13 @@ import os
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 ENV_VAR = "SPLITBRAIN_LESSON"
+NOTEBOOK_VAR = "JPY_SESSION_NAME"  # the notebook's path, as jupyter_server tells its kernels
+MAX_NOTEBOOK_BYTES = 16 * 1024 * 1024
 FILE_NAMES = ("lesson.toml", "lesson.json")
 MAX_LESSON_BYTES = 256 * 1024
 
@@ -68,6 +73,13 @@ class TargetRules(_Rules):
 
 class AgentRules(_Rules):
     enabled: bool = Field(default=True, description="whether agents (the built-in agent and the chat panel) run")
+    models: Literal["offline", "local", "any"] | list[str] = Field(
+        default="any",
+        description="'offline' (the built-in planner only), 'local' (it and servers on this machine), 'any', "
+        "or the providers allowed (['openai', 'anthropic']; the offline planner always is)",
+    )
+    max_requests: int | None = Field(default=None, gt=0, description="model requests per answer, at most")
+    max_seconds: float | None = Field(default=None, gt=0, description="seconds per answer, at most")
 
 
 class McpRules(_Rules):
@@ -146,6 +158,31 @@ class Lesson:
                 return self.rule(f"allows '{path}' within {_bounds(rule)}, not {value:g}")
         return None
 
+    def model_refusal(self, model: Any, base_url: str | None) -> str | None:
+        """Why the lesson does not allow ``model`` (a name such as ``"openai:gpt-4o"``, or a model
+        object), served at ``base_url``; None where it does."""
+        allowed = self.policy.agents.models
+        name = model if isinstance(model, str) else type(model).__name__
+        if allowed == "any" or name == "offline":
+            return None
+        provider = name.partition(":")[0] if isinstance(model, str) else ""
+        if allowed == "local" and (name == "local" or provider == "ollama" or _loopback(base_url)):
+            return None
+        if isinstance(allowed, list) and provider in allowed:
+            return None
+        said = {"offline": "the offline planner only", "local": "the offline planner and models on this machine"}
+        what = said.get(allowed, "") if isinstance(allowed, str) else "the offline planner and " + ", ".join(allowed)
+        return self.rule(f"allows {what}, not {name}")
+
+    def bounded(self, requests: int | None, seconds: float | None) -> tuple[int | None, float | None]:
+        """An answer's request and time bounds, no wider than the lesson's."""
+        rules = self.policy.agents
+        if rules.max_requests is not None:
+            requests = rules.max_requests if requests is None else min(requests, rules.max_requests)
+        if rules.max_seconds is not None:
+            seconds = rules.max_seconds if seconds is None else min(seconds, rules.max_seconds)
+        return requests, seconds
+
     def needs_approval(self, target_id: str, paths: list[str]) -> list[str]:
         """The ``paths`` the lesson puts under the student's approval."""
         rules = self.policy.targets.get(target_id)
@@ -178,6 +215,13 @@ def require(allowed: Callable[[LessonPolicy], bool], refusal: str) -> None:
     lesson = current_lesson()
     if lesson is not None and not allowed(lesson.policy):
         raise LessonRefused(lesson.rule(refusal))
+
+
+def _loopback(url: str | None) -> bool:
+    from urllib.parse import urlparse
+
+    host = urlparse(url).hostname if url else None
+    return host in ("127.0.0.1", "localhost", "::1")
 
 
 def _within(value: float, rule: ParameterRule) -> bool:
@@ -222,13 +266,43 @@ def lesson_path(cwd: str | Path | None = None) -> Path | None:
 def current_lesson(cwd: str | Path | None = None) -> Lesson | None:
     """The lesson in force now (read again when its file changes), or None."""
     path = lesson_path(cwd)
-    if path is None:
+    notebook = _notebook(cwd) if path is None else None
+    chosen = path or notebook
+    if chosen is None:
         return None
     try:
-        stat = path.stat()
+        stat = chosen.stat()
     except OSError as exc:
-        raise LessonError(f"{path}: cannot read the lesson policy: {exc.strerror}") from None
-    return _read(path.resolve(), stat.st_mtime_ns, stat.st_size)
+        raise LessonError(f"{chosen}: cannot read the lesson policy: {exc.strerror}") from None
+    if path is not None:
+        return _read(path.resolve(), stat.st_mtime_ns, stat.st_size)
+    return _from_notebook(chosen.resolve(), stat.st_mtime_ns, stat.st_size)
+
+
+def _notebook(cwd: str | Path | None) -> Path | None:
+    """The notebook this kernel runs for, where jupyter_server said (``JPY_SESSION_NAME``)."""
+    named = os.environ.get(NOTEBOOK_VAR, "").strip()
+    if not named.endswith(".ipynb"):
+        return None
+    path = Path(named).expanduser()
+    for candidate in (path, (Path(cwd) if cwd is not None else Path.cwd()) / path.name):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@lru_cache(maxsize=4)
+def _from_notebook(path: Path, mtime_ns: int, size: int) -> Lesson | None:
+    del mtime_ns  # part of the cache key only
+    if size > MAX_NOTEBOOK_BYTES:
+        return None  # too big to read on every call; a lesson belongs in a file of its own then
+    source = f"{path} (metadata splitbrain.lesson)"
+    try:
+        metadata = json.loads(path.read_text(encoding="utf-8")).get("metadata") or {}
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return None  # a notebook being written, or not one: no lesson of its own
+    data = (metadata.get("splitbrain") or {}).get("lesson") if isinstance(metadata, dict) else None
+    return None if data is None else Lesson(validated(data, source), source)
 
 
 @lru_cache(maxsize=16)
@@ -255,6 +329,11 @@ def parse(text: str, source: str, *, toml: bool = True) -> LessonPolicy:
     except ValueError as exc:  # tomllib.TOMLDecodeError and json.JSONDecodeError both are
         kind = "TOML" if toml else "JSON"
         raise LessonError(f"{source}: not valid {kind}: {exc}") from None
+    return validated(data, source)
+
+
+def validated(data: Any, source: str) -> LessonPolicy:
+    """A lesson policy from its parsed fields; :class:`LessonError` names ``source`` and the field."""
     try:
         return LessonPolicy.model_validate(data)
     except ValidationError as exc:
