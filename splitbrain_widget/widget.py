@@ -164,6 +164,7 @@ class TargetWidget(anywidget.AnyWidget):
     _snapshots = traitlets.Bool(True).tag(sync=True)  # the view takes pictures for the saved outputs (1.8)
     chat_busy = traitlets.Bool(False).tag(sync=True)
     chat_model = traitlets.Unicode("").tag(sync=True)
+    chat_lesson = traitlets.Unicode("").tag(sync=True)  # the lesson policy in force, in one line ("": none)
     transcript: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
     approval = traitlets.Dict().tag(sync=True)
 
@@ -544,6 +545,7 @@ class TargetWidget(anywidget.AnyWidget):
             controller.agent = agent
         if agent is not None:
             self.chat_model = agent.model
+        controller.show_lesson()
         self.chat_enabled = True
         return self
 

@@ -448,5 +448,28 @@ def test_the_lesson_bounds_requests_and_seconds_per_answer(
     monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "bounds.toml", policy)))
     agent = sb.Agent(projectile, usage_limits={"request_limit": 40}, run_timeout=300)
     assert agent._runtime.usage_limits.request_limit == 3 and agent._runtime.bounds.run_timeout == 20
+    assert "agents on; at most 3 requests an answer; at most 20 s an answer" in repr(sb.lesson())
     tighter = sb.Agent(projectile, usage_limits={"request_limit": 2}, run_timeout=5)
     assert tighter._runtime.usage_limits.request_limit == 2 and tighter._runtime.bounds.run_timeout == 5
+
+
+def test_the_chat_panel_is_told_the_lesson_in_force(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from .test_chat import chat_sim, say
+
+    sim, _sent = chat_sim()
+    try:
+        assert sim.chat_lesson == ""  # no lesson: the panel shows no line
+        policy = write(tmp_path / "lesson.toml", '[targets.demo.parameters]\n"settings.speed" = { max = 30 }\n')
+        monkeypatch.setenv(_lesson.ENV_VAR, str(policy))
+        say(sim, "set the speed to 50")  # a policy put in place while the panel is open: shown at the next message
+        assert (
+            sim.chat_lesson
+            == f"Lesson policy ({policy.resolve()}): agents on; MCP server allowed; MCP Apps allowed; demo: parameters settings.speed ..30"
+        )
+        tool = next(e for e in sim.transcript if e["role"] == "tool")
+        assert not tool["ok"] and "allows 'settings.speed' within ..30, not 50" in json.dumps(tool)
+        policy.write_text("[agents\n", encoding="utf-8")
+        say(sim, "set the speed to 20")
+        assert sim.chat_lesson.startswith("Lesson policy cannot be read: ") and "not valid TOML" in sim.chat_lesson
+    finally:
+        sim.close()

@@ -72,6 +72,7 @@ function trace(id, hop) {
  * @property {boolean} chat_enabled
  * @property {boolean} chat_busy
  * @property {string} chat_model
+ * @property {string} chat_lesson
  * @property {Record<string, any>[]} transcript
  * @property {Record<string, string>} approval
  * @property {boolean} _snapshots  whether the view takes pictures of its page for the saved outputs (1.8)

@@ -364,6 +364,8 @@ export const PANEL_STYLE = `
 .sb-panel-head { display: flex; align-items: center; gap: .5em; padding: 6px 8px; border-bottom: 1px solid var(--jp-border-color2, #ddd); }
 .sb-panel-head .sb-model { color: var(--jp-ui-font-color2, #666); font-size: .9em; margin-left: auto; }
 .sb-panel-head .sb-copied { color: var(--jp-ui-font-color2, #666); font-size: .85em; }
+.sb-lesson { margin: 0; padding: 4px 8px; font-size: .85em; color: var(--jp-ui-font-color1, #222); background: var(--jp-layout-color2, #f2f2f2); border-bottom: 1px solid var(--jp-border-color2, #ddd); }
+.sb-lesson[hidden] { display: none; }
 .sb-code { margin: 4px 0; font-size: .85em; max-height: 160px; overflow: auto; white-space: pre; user-select: all; }
 .sb-log { flex: 1 1 auto; overflow-y: auto; padding: 6px 8px; display: flex; flex-direction: column; gap: 6px; min-height: 120px; }
 .sb-msg { padding: 5px 8px; border-radius: 6px; line-height: 1.35; white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -470,7 +472,9 @@ export function mountPanel(host, model, signal, announcer) {
   const actions = h("section", { class: "sb-actions", "aria-labelledby": actionsHeading.id }, [actionsHeading]);
   const observablesBox = h("div", { class: "sb-observables-box" });
   // the parameters, the actions and what the page reports scroll together, under the conversation
-  panel.append(head, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, actions, observablesBox]));
+  // the teacher's lesson policy in force, in one line (the kernel's chat_lesson; hidden when none)
+  const lesson = h("p", { class: "sb-lesson", role: "note", "aria-label": "Lesson policy" });
+  panel.append(head, lesson, log, banners, input, h("div", { class: "sb-inspect" }, [inspector, actions, observablesBox]));
   host.append(panel);
 
   /** @type {HTMLElement | null} live assistant text of the run in progress */
@@ -787,6 +791,12 @@ export function mountPanel(host, model, signal, announcer) {
     textarea.focus(); // Send pressed by mouse or key: the next message is typed where this one was
   }
 
+  function showLesson() {
+    const text = String(model.get("chat_lesson") ?? "");
+    lesson.textContent = text;
+    lesson.hidden = !text;
+  }
+
   function onBusy() {
     const busy = Boolean(model.get("chat_busy"));
     stop.disabled = !busy;
@@ -837,11 +847,13 @@ export function mountPanel(host, model, signal, announcer) {
   model.on("change:transcript", renderTranscript);
   model.on("change:chat_busy", onBusy);
   model.on("change:chat_model", onBusy);
+  model.on("change:chat_lesson", showLesson);
   model.on("change:values", inspectorApi.sync);
   model.on("change:manifest", inspectorApi.rebuild);
   model.on("change:manifest", actionsApi.rebuild);
   renderTranscript();
   onBusy();
+  showLesson();
 
   return () => {
     clearCountdown();
@@ -851,6 +863,7 @@ export function mountPanel(host, model, signal, announcer) {
     model.off("change:transcript", renderTranscript);
     model.off("change:chat_busy", onBusy);
     model.off("change:chat_model", onBusy);
+    model.off("change:chat_lesson", showLesson);
     model.off("change:values", inspectorApi.sync);
     model.off("change:manifest", inspectorApi.rebuild);
     model.off("change:manifest", actionsApi.rebuild);

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent._tools import call_label
 from ..core import _kernel_tap
 from ..core._audit import INSPECTOR, call_source
+from ..core._lesson import LessonError, current_lesson
 from ..core._secrets import redact
 from ..protocol import ProtocolError, approval_closed, approval_request, chat_event, code_message
 
@@ -121,10 +122,20 @@ class ChatController:
 
     # -- work ------------------------------------------------------------------------------------
 
+    def show_lesson(self) -> None:
+        """Tell the panel which lesson policy is in force and what it allows (or that it cannot be read)."""
+        try:
+            lesson = current_lesson()
+        except LessonError as exc:
+            self.sim.chat_lesson = f"Lesson policy cannot be read: {exc}"
+            return
+        self.sim.chat_lesson = "" if lesson is None else f"Lesson policy ({lesson.source}): {lesson.summary()}"
+
     def _answer(self, text: str) -> None:
         from ..agent import Agent
 
         _kernel_tap.prepare_thread()  # ipykernel 7.0: this thread's first trait send needs the parent set
+        self.show_lesson()  # a policy put in place or edited since the panel opened
 
         if self.agent is None:
             try:

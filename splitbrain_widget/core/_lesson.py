@@ -116,11 +116,20 @@ class Lesson:
     def summary(self) -> str:
         """What the lesson allows, in one line (``sb.lesson()``, the chat panel)."""
         policy = self.policy
-        parts = [
-            f"agents {'on' if policy.agents.enabled else 'off'}",
+        agents = policy.agents
+        parts = [f"agents {'on' if agents.enabled else 'off'}"]
+        if agents.enabled and agents.models != "any":
+            parts.append(f"models {agents.models if isinstance(agents.models, str) else ', '.join(agents.models)}")
+        if agents.enabled and agents.max_requests is not None:
+            parts.append(f"at most {agents.max_requests} requests an answer")
+        if agents.enabled and agents.max_seconds is not None:
+            parts.append(f"at most {agents.max_seconds:g} s an answer")
+        parts += [
             f"MCP server {'allowed' if policy.mcp.enabled else 'off'}",
             f"MCP Apps {'allowed' if policy.mcp.apps else 'off'}",
         ]
+        if policy.log is not None:
+            parts.append(f"logged to {policy.log.path}")
         for target_id, rules in policy.targets.items():
             said = []
             if rules.parameters is not None:

@@ -170,6 +170,29 @@ def test_approval_flow_both_ways(open_notebook: Any, server: Any) -> None:
     nb.expect_output(2, "12")
 
 
+LESSON_CELL = (
+    "import os, pathlib, tempfile\n"
+    "lesson = pathlib.Path(tempfile.mkdtemp()) / 'lesson.toml'\n"
+    "lesson.write_text('[targets.bouncer.parameters]\\n\"settings.speed\" = { max = 30 }\\n')\n"
+    "os.environ['SPLITBRAIN_LESSON'] = str(lesson)  # this kernel only, as a JupyterHub's spawner sets it\n"
+    "sim = sb.TargetWidget('bouncer', chat=True)\nsim"
+)
+
+
+def test_the_panel_shows_the_lesson_in_force_and_what_it_refuses(open_notebook: Any) -> None:
+    nb, view = open_chat(open_notebook, [LESSON_CELL])
+    note = view.get_by_role("note", name="Lesson policy")
+    wait_for(lambda: note.is_visible() and "settings.speed ..30" in note.inner_text(), timeout=30, what="the policy")
+    assert "lesson.toml" in note.inner_text()
+    speed = nb.frame_dataset(1).get("speed")
+    type_message(view, "set the speed to 50")
+    wait_for(lambda: view.locator('.sb-chip[data-status="error"]').count() >= 1, timeout=30, what="a refused chip")
+    chip = view.locator('.sb-chip[data-status="error"]').first
+    chip.locator("summary").click()
+    assert "allows 'settings.speed' within ..30, not 50" in chip.inner_text()
+    assert nb.frame_dataset(1).get("speed") == speed  # the page untouched
+
+
 @LAB_ONLY  # the panel's own code, the same in Notebook 7 (typing, reload and the new cell are tested there)
 def test_inspector_and_kernel_stay_in_sync(open_notebook: Any) -> None:
     nb, view = open_chat(
