@@ -3,8 +3,8 @@
 Each run starts its own isolated JupyterLab (tests/browser/harness.py) and headless Chromium, shows
 the bouncer target, and times blocking ``set_parameter`` calls from a plain cell, with the server
 extension on and switched off (``SPLITBRAIN_NODELAY=0``), alternating sessions (on, off, on, off) so
-the two are compared under the same conditions; and once more with the trait echo sent after every
-call (as before it was deferred to a pause between calls), for the ratio.
+the two are compared under the same conditions; and in each session once more with the trait echo
+sent after every call (as before it was deferred to a pause between calls), for the ratio.
 
 Where the time goes, from the relay's hop trace (js/host/relay.js ``trace``: when a request reached
 the relay in the view's sandbox frame, was posted to the target's iframe, was answered, and its reply
@@ -12,7 +12,8 @@ left): the target iframe's part, the sandbox frame's own part (the relay, both w
 left of the round trip outside the sandbox frame (kernel, zmq, jupyter_server, websocket and the
 notebook page's hop into the frame).
 
-``run(smoke=True)``: one session per setting, a few calls each (``python -m benchmarks --smoke``).
+``run(smoke=True)``: one session with the extension on and one off, a few calls each
+(``python -m benchmarks --smoke``).
 """
 
 from __future__ import annotations
@@ -83,6 +84,12 @@ def hops(trace: list[list[Any]]) -> dict[str, list[float]]:
 
 def measure(nodelay: bool, cell: int, calls: int) -> tuple[list[float], dict[str, list[float]]]:
     """One JupyterLab session: the round trips (ms) of loop ``cell`` and the relay's hops meanwhile."""
+    return session(nodelay, (cell,), calls)[cell]
+
+
+def session(nodelay: bool, loops: tuple[int, ...], calls: int) -> dict[int, tuple[list[float], dict[str, list[float]]]]:
+    """One JupyterLab session running each loop cell of ``loops`` in turn: per cell, its round trips
+    (ms) and the relay's hops meanwhile."""
     from tests.browser.harness import notebook_session
 
     previous = os.environ.get("SPLITBRAIN_NODELAY")
@@ -94,10 +101,13 @@ def measure(nodelay: bool, cell: int, calls: int) -> tuple[list[float], dict[str
             # the relay runs in the view's sandbox frame (js/host/sandbox.js), not the notebook page: its
             # hop trace is kept there
             sandbox = nb.iframe(0).element_handle().content_frame()
-            sandbox.evaluate("globalThis.__splitbrainTrace = []")
-            out = nb.run_cell(cell, timeout=600)
-            trace = sandbox.evaluate("globalThis.__splitbrainTrace")
-            return [float(x) for x in json.loads(out.strip().splitlines()[-1])], hops(trace)
+            out: dict[int, tuple[list[float], dict[str, list[float]]]] = {}
+            for cell in loops:
+                sandbox.evaluate("globalThis.__splitbrainTrace = []")
+                printed = nb.run_cell(cell, timeout=600)
+                trace = sandbox.evaluate("globalThis.__splitbrainTrace")
+                out[cell] = [float(x) for x in json.loads(printed.strip().splitlines()[-1])], hops(trace)
+            return out
     finally:
         if previous is None:
             os.environ.pop("SPLITBRAIN_NODELAY", None)
@@ -110,12 +120,14 @@ def run(*, smoke: bool = False) -> dict[str, Any]:
     samples: dict[str, list[float]] = {setting: [] for setting, _, _ in SETTINGS}
     trace: dict[str, list[float]] = {"in_view_ms": [], "iframe_and_target_ms": [], "sandbox_relay_ms": []}
     for _ in range(sizes.rounds):
-        for setting, nodelay, cell in SETTINGS:
-            got, browser_hops = measure(nodelay, cell, sizes.calls)
-            samples[setting] += got
-            if setting == "on":
-                for key in trace:
-                    trace[key] += browser_hops[key]
+        for nodelay in (True, False):  # a session each (the server reads it at start), both loops in it
+            kept = [(setting, cell) for setting, on, cell in SETTINGS if on == nodelay]
+            got = session(nodelay, tuple(cell for _, cell in kept), sizes.calls)
+            for setting, cell in kept:
+                samples[setting] += got[cell][0]
+                if setting == "on":
+                    for key in trace:
+                        trace[key] += got[cell][1][key]
     if not trace["in_view_ms"]:
         raise RuntimeError("the relay traced no complete request: is globalThis.__splitbrainTrace set in its frame?")
     on, off = summary(samples["on"]), summary(samples["off"])

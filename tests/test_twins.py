@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -140,5 +141,6 @@ def test_an_engine_that_takes_no_cancelled_callable_hears_of_a_cancel_through_st
         with pytest.raises(asyncio.CancelledError):
             await task
 
-    asyncio.run(go())
+    with ThreadPoolExecutor(1) as pool:  # a thread of its own: in the browser layer Playwright holds this one's loop
+        pool.submit(asyncio.run, go()).result()
     assert seen.is_set() and not _twins.stopped()  # outside awaiting, never stopped
