@@ -69,6 +69,13 @@ def textbook_projectile() -> Iterator[Any]:
 
 
 @pytest.fixture
+def projectile(textbook_projectile: Any) -> Any:
+    """The textbook projectile, by the name most tests use (a module with a projectile of its own,
+    a headless page or an App widget, overrides it)."""
+    return textbook_projectile
+
+
+@pytest.fixture
 def served_textbook(textbook_projectile: Any) -> Iterator[Any]:
     """The textbook projectile served over MCP (``sb.serve_mcp``), stopped after the test."""
     import splitbrain_widget as sb

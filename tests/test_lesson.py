@@ -137,11 +137,6 @@ def test_an_edited_file_is_read_again(tmp_path: Path) -> None:
 # -- what it refuses --------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def projectile(textbook_projectile: sb.TargetWidget) -> sb.TargetWidget:
-    return textbook_projectile
-
-
 def test_a_value_outside_the_lessons_range_is_refused_naming_the_rule_and_the_page_is_untouched(
     in_force: Path, projectile: sb.TargetWidget
 ) -> None:

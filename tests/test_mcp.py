@@ -31,11 +31,6 @@ from .test_seek import textbook
 
 
 @pytest.fixture
-def projectile(textbook_projectile: sb.TargetWidget) -> sb.TargetWidget:
-    return textbook_projectile
-
-
-@pytest.fixture
 def server(served_textbook: McpServer) -> McpServer:
     return served_textbook
 

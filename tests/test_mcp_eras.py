@@ -33,11 +33,6 @@ ERAS = {"modern": MODERN, "handshake": "legacy"}
 
 
 @pytest.fixture
-def projectile(textbook_projectile: sb.TargetWidget) -> sb.TargetWidget:
-    return textbook_projectile
-
-
-@pytest.fixture
 def server(served_textbook: McpServer) -> McpServer:
     return served_textbook
 

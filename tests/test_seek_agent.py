@@ -33,11 +33,6 @@ def textbook(values: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def projectile(textbook_projectile: sb.TargetWidget) -> sb.TargetWidget:
-    return textbook_projectile
-
-
-@pytest.fixture
 def openai() -> Iterator[FakeProvider]:
     server = FakeProvider("openai")
     yield server

@@ -152,11 +152,12 @@ class Agent:
             if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int | float) or bound <= 0):
                 raise ValueError(f"Agent({name}={bound!r}): expected a positive number, or None for no bound")
 
-        require(lambda policy: policy.agents.enabled, "turns agents off")  # before any model is set up
         self.sim = sim
         chosen = model if model is not None else (os.environ.get("SPLITBRAIN_MODEL") or "offline")
         lesson = current_lesson()
-        if lesson is not None:  # the lesson's models, and its bounds on an answer
+        if lesson is not None:  # before any model is set up: agents at all, the models, an answer's bounds
+            if not lesson.policy.agents.enabled:
+                raise LessonRefused(lesson.rule("turns agents off"))
             for candidate in (chosen, *fallback):
                 refusal = lesson.model_refusal(candidate, base_url or os.environ.get("OPENAI_BASE_URL"))
                 if refusal is not None:

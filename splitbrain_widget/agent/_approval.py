@@ -88,12 +88,4 @@ def _lesson_refusal(
                 values[str(name)] = value
     action = arguments.get("name") if tool == "run_action" else None
     refused = lesson.refusal(target_id, paths, values, action if isinstance(action, str) else None)
-    if refused is None and tool == "seek":
-        for path in paths:
-            rule = lesson.narrowed(target_id, path)
-            if rule is not None:
-                return lesson.rule(
-                    f"narrows '{path}' to {rule.min if rule.min is not None else ''}.."
-                    f"{rule.max if rule.max is not None else ''}: a seek would try values outside it"
-                )
-    return refused
+    return refused if refused is not None or tool != "seek" else lesson.seek_refusal(target_id, paths)

@@ -199,11 +199,15 @@ class Lesson:
             return []
         return [p for p in paths if (rule := rules.parameters.get(p)) is not None and rule.approval]
 
-    def narrowed(self, target_id: str, path: str) -> ParameterRule | None:
-        """The lesson's range for ``path`` where it narrows the manifest's."""
+    def seek_refusal(self, target_id: str, paths: list[str]) -> str | None:
+        """Why the lesson refuses a seek that varies ``paths``: one it narrows (the seek would try
+        values across the manifest's range)."""
         rules = self.policy.targets.get(target_id)
-        rule = rules.parameters.get(path) if rules is not None and rules.parameters is not None else None
-        return rule if rule is not None and (rule.min is not None or rule.max is not None) else None
+        for path in paths:
+            rule = rules.parameters.get(path) if rules is not None and rules.parameters is not None else None
+            if rule is not None and (rule.min is not None or rule.max is not None):
+                return self.rule(f"narrows '{path}' to {_bounds(rule)}: a seek would try values outside it")
+        return None
 
 
 def _described(path: str, rule: ParameterRule) -> str:
