@@ -1,7 +1,9 @@
 """A Jupyter server extension that sets TCP_NODELAY on kernel websockets, and saves widgets' pictures.
 
 The second is ``features/_save_pictures.py``: a pre-save hook that puts each widget's last picture into its
-outputs when a notebook is saved (``SPLITBRAIN_SNAPSHOTS=0`` turns it off).
+outputs when a notebook is saved (``SPLITBRAIN_SNAPSHOTS=0`` turns it off). A third hook,
+``core/_lesson_notebook.py``, adds the lesson log's records of the notebook's widgets to its metadata
+where the lesson policy says so (``[log] notebook = true``).
 
 jupyter_server never sets TCP_NODELAY on the kernel websocket, so after the first small frame of
 a burst the next ones wait for the browser's delayed ACK (~40 ms): a widget round trip measured
@@ -50,6 +52,10 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
 
         if register(serverapp):
             serverapp.log.info("splitbrain_widget: widgets' pictures saved in their outputs")
+    from .core._lesson_notebook import register as register_lesson_log
+
+    if register_lesson_log(serverapp):
+        serverapp.log.info("splitbrain_widget: a lesson log that says so is saved in its notebook's metadata")
     if os.environ.get("SPLITBRAIN_NODELAY", "1").strip().lower() in ("0", "false", "no", "off"):
         serverapp.log.info("splitbrain_widget: TCP_NODELAY on kernel websockets disabled by SPLITBRAIN_NODELAY")
         return

@@ -1,9 +1,10 @@
 """``python -m splitbrain_widget lesson-report FOLDER [-o OUT]``: one HTML page for the teacher.
 
-FOLDER holds the students' lesson logs (``<student>.jsonl``, with its rotated ``.jsonl.1``; the
-policy's ``[log] path`` names them). Per student: each chat turn and MCP call, in order — when, who
-asked (the chat, an agent, an MCP client), the words, what changed (with units), what the lesson
-refused and why, the answer.
+FOLDER holds the students' saved notebooks (``<student>.ipynb``, whose metadata keeps the log where
+the policy says ``[log] notebook = true``) or their lesson logs (``<student>.jsonl``, with its
+rotated ``.jsonl.1``; the policy's ``[log] path`` names them), or both (a record in both is listed
+once). Per student: each chat turn and MCP call, in order — when, who asked (the chat, an agent, an
+MCP client), the words, what changed (with units), what the lesson refused and why, the answer.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .core._lesson import LessonError
-from .core._lesson_log import lesson_log
+from .core._lesson_log import records
+from .core._lesson_notebook import merged
 
 STYLE = (
     "body{font:15px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1b1b}table{border-collapse:collapse;width:100%;"
@@ -34,10 +36,12 @@ def _changed(changed: Any) -> str:
     )
 
 
-def _student(name: str, log: Path) -> str:
-    table = lesson_log(log)
+def _student(name: str, logs: list[Path]) -> str:
+    found: list[dict[str, Any]] = []
+    for log in logs:
+        found = merged(found, records(log), limit=None)
     rows = []
-    for record in table.to_dict("records"):
+    for record in found:
         refused = record.get("refused") or []
         cells = [
             record.get("time") or "",
@@ -55,21 +59,24 @@ def _student(name: str, log: Path) -> str:
             )
             + "</tr>"
         )
-    refusals = sum(1 for r in table["refused"] if isinstance(r, list) and r)
+    refusals = sum(1 for r in found if isinstance(r.get("refused"), list) and r["refused"])
     head = "".join(f'<th scope="col">{h}</th>' for h in ("time", "who", "asked", "changed", "refused", "answer"))
-    caption = f"{html.escape(name)}: {len(table)} turns and calls, {refusals} refused"
+    caption = f"{html.escape(name)}: {len(found)} turns and calls, {refusals} refused"
     return f"<table><caption>{caption}</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 def report(folder: str | Path) -> str:
-    """The teacher's HTML page for the logs in ``folder``, one table per student (file name)."""
+    """The teacher's HTML page for the notebooks and logs in ``folder``, one table per student (the
+    file's name without its suffix)."""
     root = Path(folder).expanduser()
     if not root.is_dir():
-        raise LessonError(f"{root}: not a folder of lesson logs (<student>.jsonl)")
-    logs = sorted(root.glob("*.jsonl"))
-    if not logs:
-        raise LessonError(f"{root}: no lesson logs here (expected <student>.jsonl files)")
-    body = "".join(_student(log.stem, log) for log in logs)
+        raise LessonError(f"{root}: not a folder of students' notebooks or lesson logs")
+    students: dict[str, list[Path]] = {}
+    for path in sorted([*root.glob("*.ipynb"), *root.glob("*.jsonl")]):
+        students.setdefault(path.stem, []).append(path)
+    if not students:
+        raise LessonError(f"{root}: no notebooks or lesson logs here (expected <student>.ipynb or <student>.jsonl)")
+    body = "".join(_student(name, paths) for name, paths in students.items())
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Lesson report</title>'
         f"<style>{STYLE}</style></head><body><h1>Lesson report: {html.escape(str(root))}</h1>{body}</body></html>"
@@ -78,7 +85,7 @@ def report(folder: str | Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m splitbrain_widget lesson-report", description=__doc__)
-    parser.add_argument("folder", help="a folder of students' lesson logs (<student>.jsonl)")
+    parser.add_argument("folder", help="a folder of students' notebooks (<student>.ipynb) or lesson logs (.jsonl)")
     parser.add_argument("-o", "--output", default="lesson-report.html", help="the HTML file to write")
     args = parser.parse_args(argv)
     try:

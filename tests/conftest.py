@@ -13,6 +13,17 @@ from .browser_env import require_browser
 from .fake_providers import FakeProvider
 
 
+@pytest.fixture(autouse=True)
+def no_lesson_of_this_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lesson policy set on this machine (``SPLITBRAIN_LESSON``, a Jupyter config directory's
+    ``splitbrain/lesson.toml``) binds no test in this process; the tests of lessons set their own."""
+    from splitbrain_widget.core import _lesson
+
+    monkeypatch.delenv(_lesson.ENV_VAR, raising=False)
+    monkeypatch.delenv(_lesson.NOTEBOOK_VAR, raising=False)
+    monkeypatch.setattr(_lesson, "_config_dirs", lambda: [])
+
+
 @pytest.fixture(scope="module")
 def engine() -> Iterator[None]:
     """The headless engine's Chromium, for the tests of one module: skipped (or, with

@@ -192,6 +192,81 @@ def test_an_action_the_lesson_does_not_list_is_refused(in_force: Path) -> None:
         sim.close()
 
 
+READS = '[targets.projectile]\nobservables = ["range"]\n'
+
+
+def measured(values: dict[str, Any]) -> dict[str, Any]:
+    """A projectile page that reports three observables, nested ones too."""
+    return {"range": 40.0, "max_height": 10.0, "observables": {"flight_time": 2.9, "range": 40.0}, **values}
+
+
+@pytest.fixture
+def reads_range(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "reads.toml", READS)))
+    sim = sb.TargetWidget("projectile", timeout=5)
+    FakeView(sim, state_of=measured)
+    sim.fetch_state()
+    yield sim
+    sim.close()
+
+
+def page_state(out: dict[str, Any]) -> dict[str, Any]:
+    return dict(json.loads(out["page_data"]["state"]))
+
+
+def test_the_lesson_says_which_observables_agents_read_in_every_result(reads_range: sb.TargetWidget) -> None:
+    sim = reads_range
+    for tool, arguments in [("fetch_state", {}), ("set_parameters", {"values": {"launch.angle": 30}})]:
+        state = page_state(call(sim, tool, arguments))
+        assert state["range"] == 40.0 and state["observables"] == {"range": 40.0}, tool
+        assert "max_height" not in state and state["launch.angle"] == sim.values["launch.angle"], tool
+    words = call(sim, "describe", {})["text"]
+    assert words.endswith("The page measures: range 40 m.") and "max height" not in words and "flight" not in words
+    assert sim.state["max_height"] == 10.0  # the student's own code reads everything
+    assert "max height 10 m" in sim.describe()
+
+
+def test_what_the_lesson_hides_is_refused_and_never_named_to_an_agent(reads_range: sb.TargetWidget) -> None:
+    from splitbrain_widget.agent import scope_of, specs_for
+    from splitbrain_widget.agent._tools import system_prompt
+
+    sim = reads_range
+    snapshot = call(sim, "snapshot", {})
+    assert snapshot["error"]["code"] == "denied" and "a picture shows them all" in snapshot["error"]["message"]
+    seek = call(sim, "seek", {"observable": "max_height", "goal": "max"})
+    assert seek["error"]["message"].endswith("does not let agents read 'max_height' (observables allowed: range)")
+    (schema,) = [s.schema for s in specs_for(sim) if s.name == "seek"]
+    assert schema["properties"]["observable"]["enum"] == ["range"]
+    prompt = system_prompt(scope_of(sim), dict(sim.values))
+    assert "- range (m)" in prompt and "max_height" not in prompt and "flight_time" not in prompt
+
+
+def test_an_mcp_clients_state_resource_holds_what_the_lesson_lets_it_read(reads_range: sb.TargetWidget) -> None:
+    from .test_mcp_eras import post, reply
+
+    server = sb.serve_mcp(reads_range)
+    try:
+        (served,) = server.widgets()
+        uri = f"splitbrain://{served['id']}/state"
+        body = json.loads(reply(post(server, "resources/read", {"uri": uri}))["result"]["contents"][0]["text"])
+    finally:
+        server.stop()
+    state = body["page_data"]["state"]
+    assert state["range"] == 40.0 and "max_height" not in state and state["observables"] == {"range": 40.0}
+
+
+def test_a_lesson_naming_an_observable_the_page_does_not_declare_refuses_every_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, projectile: sb.TargetWidget
+) -> None:
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "typo.toml", READS.replace('"range"', '"rnage"'))))
+    out = call(projectile, "fetch_state", {})
+    assert out["error"]["code"] == "denied"
+    assert (
+        "field 'targets.projectile.observables': projectile's manifest declares no observable 'rnage'"
+        in (out["error"]["message"])
+    )
+
+
 def test_the_students_own_code_is_not_under_the_lesson(in_force: Path, projectile: sb.TargetWidget) -> None:
     assert projectile.set_parameter("launch.angle", 80).ok  # documented: the lesson binds agents and clients
     assert projectile.values["launch.angle"] == 80
@@ -280,6 +355,28 @@ def test_an_mcp_client_meets_the_same_refusal(in_force: Path, projectile: sb.Tar
     assert projectile.values["launch.angle"] == 45
 
 
+def test_the_sdks_client_over_http_meets_the_same_refusals(in_force: Path, projectile: sb.TargetWidget) -> None:
+    """The official client, over streamable HTTP (the stdio one: tests/test_mcp_clients.py)."""
+    from .test_mcp import client, run
+
+    server = sb.serve_mcp(projectile)
+
+    async def go() -> tuple[Any, Any]:
+        async with client(server) as session:
+            refused = await session.call_tool("projectile__set_parameters", {"values": {"launch.angle": 80}})
+            allowed = await session.call_tool("projectile__set_parameters", {"values": {"launch.angle": 20}})
+            return refused, allowed
+
+    try:
+        refused, allowed = run(go())
+    finally:
+        server.stop()
+    assert refused.is_error and refused.structured_content["error"]["message"] == (
+        f"the lesson ({in_force.resolve()}) allows 'launch.angle' within 10..60, not 80"
+    )
+    assert not allowed.is_error and projectile.values["launch.angle"] == 20
+
+
 def test_the_chat_panel_says_agents_are_off_and_changes_nothing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -349,15 +446,56 @@ def test_the_log_rotates_at_its_bound(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert asked == [f"call {n}" for n in range(12 - len(asked), 12)] and len(asked) < 12  # the oldest went
 
 
-def test_the_report_on_a_folder_of_three_students_lists_each_ones_turns(tmp_path: Path) -> None:
+def saved_notebook(model_id: str, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A notebook being saved, as jupyter_server hands it to a pre-save hook: one widget output."""
+    view = {"model_id": model_id, "version_major": 2, "version_minor": 0}
+    output = {"output_type": "display_data", "data": {"application/vnd.jupyter.widget-view+json": view}, "metadata": {}}
+    cell = {"cell_type": "code", "source": "sim", "outputs": [output], "metadata": {}, "execution_count": 1}
+    content = {"cells": [cell], "metadata": metadata or {}, "nbformat": 4, "nbformat_minor": 5}
+    return {"type": "notebook", "content": content}
+
+
+def test_the_log_goes_into_the_notebook_when_it_is_saved_and_stays(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from splitbrain_widget.core import _lesson_log, _lesson_notebook
+
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "lesson.toml", "[log]\nnotebook = true\n")))
+    for n in range(3):
+        _lesson_log.write("chat", f"chat: turn {n}", f"turn {n}", [], widget="w1", answer="ok")
+    _lesson_log.write("mcp", "mcp: other", "fetch_state", [], widget="elsewhere")  # another notebook's widget
+    model = saved_notebook("w1", {"kernelspec": {"name": "python3"}})
+    _lesson_notebook.add_log(model=model, path="ada.ipynb")
+    kept = model["content"]["metadata"]["splitbrain"]["lesson_log"]
+    assert [r["asked"] for r in kept] == ["turn 0", "turn 1", "turn 2"] and model["content"]["metadata"]["kernelspec"]
+    _lesson_notebook.add_log(model=model)  # saved again: each record once
+    assert len(model["content"]["metadata"]["splitbrain"]["lesson_log"]) == 3
+    later = saved_notebook("w2", model["content"]["metadata"])  # the kernel restarted: a new widget
+    _lesson_log.write("chat", "chat: turn 3", "turn 3", [], widget="w2")
+    _lesson_notebook.add_log(model=later)
+    assert [r["asked"] for r in later["content"]["metadata"]["splitbrain"]["lesson_log"]][-2:] == ["turn 2", "turn 3"]
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "file-only.toml", f'[log]\npath = "{tmp_path}/f"\n')))
+    _lesson_log.write("chat", "chat: unkept", "unkept", [], widget="w3")
+    assert _lesson_notebook.kept("w3") == []  # the lesson keeps no log in notebooks
+
+
+def test_the_report_on_a_folder_of_three_students_lists_each_ones_turns(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Three saved notebooks (the log in their metadata, put there by the server's pre-save hook),
+    and one student's log file too: each record once."""
     import subprocess
     import sys
 
-    from splitbrain_widget.core import _lesson_log
+    from splitbrain_widget.core import _lesson_log, _lesson_notebook
 
     folder = tmp_path / "class"
+    folder.mkdir()
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
     for student, words in (("ada", ["make it faster"]), ("bo", ["angle 80", "angle 30"]), ("cy", ["reset it"])):
-        policy = write(tmp_path / f"{student}.toml", f'[log]\npath = "{folder / student}.jsonl"\n')
+        log = f'path = "{folder / student}.jsonl"\n' if student == "bo" else ""
+        policy = write(tmp_path / f"{student}.toml", f"[log]\nnotebook = true\n{log}")
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv(_lesson.ENV_VAR, str(policy))
             for said in words:
@@ -372,8 +510,13 @@ def test_the_report_on_a_folder_of_three_students_lists_each_ones_turns(tmp_path
                     f"chat: {said}",
                     said,
                     [{"tool": "set_parameters", "arguments": {}, "result": result}],
+                    widget=f"widget-of-{student}",
                     answer="done",
                 )
+        model = saved_notebook(f"widget-of-{student}")
+        _lesson_notebook.add_log(model=model)
+        (folder / f"{student}.ipynb").write_text(json.dumps(model["content"]), encoding="utf-8")
+    assert len(sb.lesson_log(folder / "bo.ipynb")) == 2  # a notebook reads as a log does
     out = tmp_path / "report.html"
     done = subprocess.run(
         [sys.executable, "-m", "splitbrain_widget", "lesson-report", str(folder), "-o", str(out)],
@@ -388,7 +531,7 @@ def test_the_report_on_a_folder_of_three_students_lists_each_ones_turns(tmp_path
         [sys.executable, "-m", "splitbrain_widget", "lesson-report", str(tmp_path / "nobody")],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
-    assert empty.returncode == 2 and "not a folder of lesson logs" in empty.stderr
+    assert empty.returncode == 2 and "not a folder of students' notebooks or lesson logs" in empty.stderr
 
 
 def test_the_notebooks_own_metadata_is_the_last_source(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -468,3 +611,18 @@ def test_the_chat_panel_is_told_the_lesson_in_force(monkeypatch: pytest.MonkeyPa
         assert sim.chat_lesson.startswith("Lesson policy cannot be read: ") and "not valid TOML" in sim.chat_lesson
     finally:
         sim.close()
+
+
+def test_a_record_past_its_bound_is_cut_and_still_one_json_record(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from splitbrain_widget.core import _lesson_log
+
+    log = tmp_path / "log.jsonl"
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "lesson.toml", f'[log]\npath = "{log}"\n')))
+    big = {"ok": True, "changed": {f"p{n}": {"value": "x" * 50} for n in range(40)}, "state": {"s": "y" * 500}}
+    _lesson_log.write("mcp", "mcp: test", "sweep", [{"tool": "sweep", "arguments": {}, "result": big}] * 2000)
+    (line,) = log.read_text(encoding="utf-8").splitlines()
+    assert len(line) <= _lesson_log.MAX_RECORD_CHARS
+    record = json.loads(line)
+    assert record["calls"] == {"count": 2000, "cut": True} and record["asked"] == "sweep"

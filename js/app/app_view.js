@@ -66,8 +66,36 @@ export const TEARDOWN_FLUSH_MS = 2_000;
  * @property {Record<string, unknown>} values  the values when the resource was read
  * @property {number} poll_s  how long one sync may wait on the server
  * @property {string} page_data_note  how the model is told that the page's data is data
+ * @property {string[] | null} [observables]  what the lesson lets the model read of the page (null: all)
  * @property {{name: string, description?: string, inputSchema: Record<string, unknown>}[]} tools
  */
+
+/** Where else in a state an observable may sit (splitbrain_widget/features/_observables.py NESTS). */
+const NESTS = ["observables", "values", "params"];
+
+/**
+ * The page's state as the model may read it: the parameters' values and the observables the lesson
+ * lets callers read (`readable`; null: every one), at the top or under observables / values / params.
+ * The translation of splitbrain_widget/agent/_reads.py `only`.
+ * @param {Record<string, unknown>} state
+ * @param {string[] | null | undefined} readable
+ * @param {Record<string, unknown>} values  the parameters' values (their paths are always readable)
+ * @returns {Record<string, unknown>}
+ */
+export function readableState(state, readable, values) {
+  if (!Array.isArray(readable)) return state;
+  /** @param {string} key */
+  const kept = (key) => readable.includes(key) || Object.hasOwn(values, key);
+  /** @type {Record<string, unknown>} */
+  const out = {};
+  for (const [key, value] of Object.entries(state)) {
+    if (kept(key)) out[key] = value;
+    else if (NESTS.includes(key) && value && typeof value === "object" && !Array.isArray(value)) {
+      out[key] = Object.fromEntries(Object.entries(value).filter(([inner]) => kept(inner)));
+    }
+  }
+  return out;
+}
 
 /** A JSON-RPC error the other side answered with. */
 export class RpcError extends Error {
@@ -203,6 +231,8 @@ export function startAppView(data) {
   let calledTool = "";
   /** @type {Record<string, unknown>} */
   let values = data.values ?? {};
+  /** @type {string[] | null} what the lesson lets the model read of the page (null: all) */
+  let readable = Array.isArray(data.observables) ? data.observables : null;
   /** @type {unknown[]} the view's messages waiting to go up */
   const outbox = [];
   let pushing = false;
@@ -392,7 +422,7 @@ export function startAppView(data) {
     contextTimer = null;
     if (stopped || lastState === null) return;
     contextSentAt = Date.now();
-    const state = lastState;
+    const state = readableState(lastState, readable, values);
     const text =
       `${data.title} (MCP App view of ${data.widget}): values ${JSON.stringify(values)}; ` +
       `${data.page_data_note} ${JSON.stringify(state)}`;
@@ -415,6 +445,7 @@ export function startAppView(data) {
       void switching.then(() => take(later));
       return;
     }
+    if ("observables" in answer) readable = Array.isArray(answer.observables) ? answer.observables : null;
     /** @type {import("../host/host.js").HostOp[]} */
     const ops = [];
     if (answer.values && typeof answer.values === "object" && JSON.stringify(answer.values) !== JSON.stringify(values)) {
@@ -556,6 +587,7 @@ export function startAppView(data) {
       if (!attached.ok) throw new Error(attached.error?.message ?? "the server refused the view");
       viewId = String(attached.view_id);
       values = attached.values ?? values;
+      if ("observables" in attached) readable = Array.isArray(attached.observables) ? attached.observables : null;
     } else {
       say("this chat host does not pass tool calls to the server: the page shows the values it was served with");
     }

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { createRpc, structured, themed } from "../app/app_view.js";
+import { createRpc, readableState, structured, themed } from "../app/app_view.js";
 import { THEME_ATTR } from "../protocol.js";
 
 /** Two peers wired back to back (each delivery a task later, as postMessage delivers). */
@@ -73,5 +73,26 @@ describe("structured: a tool call's answer", () => {
       ok: false,
       error: { code: "internal_error", message: "splitbrain_app_sync: Unknown tool" },
     });
+  });
+});
+
+describe("readableState", () => {
+  const values = { "launch.angle": 45, "launch.speed": 20 };
+  const state = { "launch.angle": 45, range: 40.8, max_height: 10.2, observables: { range: 40.8, t: 1 }, _x: 1 };
+
+  test("keeps the parameters and the observables the lesson lists, nested ones too", () => {
+    assert.deepEqual(readableState(state, ["range"], values), {
+      "launch.angle": 45,
+      range: 40.8,
+      observables: { range: 40.8 },
+    });
+  });
+
+  test("keeps everything where the lesson lists none (null)", () => {
+    assert.equal(readableState(state, null, values), state);
+  });
+
+  test("an empty list keeps the parameters only", () => {
+    assert.deepEqual(readableState(state, [], values), { "launch.angle": 45, observables: {} });
   });
 });

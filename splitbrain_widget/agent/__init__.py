@@ -20,7 +20,16 @@ from ._events import (
 from ._loops import LoopLimits
 from ._models import ModelSetupError
 from ._schema import PAGE_DATA_NOTE
-from ._serve import Caller, input_schema, offers, run_tool, scope_of, specs_for
+from ._serve import (
+    Caller,
+    input_schema,
+    offers,
+    readable_observables,
+    run_tool,
+    scope_of,
+    specs_for,
+    state_for_callers,
+)
 from ._skills import Skill, SkillError
 from ._tools import TOOLS, Scope, ToolSpec, split_picture, tool_specs
 
@@ -48,9 +57,11 @@ __all__ = [
     "Usage",
     "input_schema",
     "offers",
+    "readable_observables",
     "run_tool",
     "scope_of",
     "specs_for",
     "split_picture",
+    "state_for_callers",
     "tool_specs",
 ]

@@ -250,6 +250,7 @@ class Agent:
             tag,
             text,
             [{"tool": c.name, "arguments": c.arguments, "result": c.result} for c in calls],
+            widget=_lesson_log.model_id_of(self.sim),
             before=before,
             after=_lesson_log.observed(self.sim.state, self.sim.schema.parameters),
             answer=answer[: _lesson_log.MAX_TEXT_CHARS],

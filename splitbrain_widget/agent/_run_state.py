@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core._audit import CallSource
-from . import _retry, planner
+from . import _reads, _retry, planner
 from ._events import AgentEvent
 from ._history import CHARS_PER_TOKEN, DEFAULT_WINDOW
 from ._loops import LoopDetector, LoopLimits
@@ -77,9 +77,8 @@ class RunState:
         return tuple(self.book.usable(self.sim.target))
 
     def scope(self) -> Scope:
-        return Scope(
-            self.sim.schema, _target_ids(self.sim), self.skills(), clock=self.sim.can_advance, pictures=self.vision
-        )
+        manifest = _reads.seen_manifest(self.sim)
+        return Scope(manifest, _target_ids(self.sim), self.skills(), clock=self.sim.can_advance, pictures=self.vision)
 
     def planner_context(self) -> planner.PlannerContext:
         from ..manifest.registry import list_targets

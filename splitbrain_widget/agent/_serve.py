@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, overload
 from ..core._audit import call_source
 from ..manifest.registry import list_targets
 from ..protocol import ToolResult
-from . import _approval
+from . import _approval, _reads
 from ._skills import Skill, SkillBook
 from ._tools import BY_NAME, Scope, ToolContext, execute, for_model, tool_specs
 
@@ -63,7 +63,21 @@ def scope_of(sim: TargetWidget, skills: tuple[Skill, ...] = ()) -> Scope:
     manifest, the targets it can select, the skills that fit its target, whether it has a page clock;
     and pictures (an MCP tool result carries image content)."""
     targets = _TargetIds(tuple(str(d) for d in sim.targets_dirs))
-    return Scope(sim.schema, targets, _usable(sim, skills), clock=sim.can_advance, pictures=True)
+    manifest = _reads.seen_manifest(sim)
+    return Scope(manifest, targets, _usable(sim, skills), clock=sim.can_advance, pictures=True)
+
+
+def state_for_callers(sim: TargetWidget) -> dict[str, Any]:
+    """``sim``'s last state as an agent or MCP client may read it (the lesson's ``observables``: an
+    MCP state resource). Raises :class:`~splitbrain_widget.LessonError` where the lesson cannot be read."""
+    return _reads.only(sim.state, sim.schema, _reads.readable(sim)) or {}
+
+
+def readable_observables(sim: TargetWidget) -> list[str] | None:
+    """The observables of ``sim`` its callers may read (an App view keeps the model's context to
+    them); None: every one. Raises :class:`~splitbrain_widget.LessonError` as :func:`state_for_callers`."""
+    names = _reads.readable(sim)
+    return None if names is None else sorted(names)
 
 
 def offers(sim: TargetWidget, name: str, skills: tuple[Skill, ...] = ()) -> bool:

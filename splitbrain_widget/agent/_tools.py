@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..features._describe import describe as _describe_words
 from ..manifest import Manifest
 from ..protocol import ToolResult
-from . import _clock_tools
+from . import _clock_tools, _reads
 from ._schema import MAX_PAGE_DATA_CHARS, PAGE_DATA_NOTE, parameter_schema
 from ._skills import SKILL_NOTE, Skill
 
@@ -40,6 +41,7 @@ class ToolContext:
     progress: Callable[[str], None] = _no_progress
     skills: tuple[Skill, ...] = ()
     loaded: list[str] = field(default_factory=list)
+    observables: _reads.Names = None  # what the caller may read of the page (the lesson's; None: all)
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,10 @@ async def _set_parameters(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 async def _describe(ctx: ToolContext, _args: dict[str, Any]) -> dict[str, Any]:
     """A fresh state where a page answers, then the simulation in words (from the last state where none does)."""
     fresh = await ctx.sim.afetch_state()
-    result: dict[str, Any] = {"ok": True, "text": ctx.sim.describe()}
+    sim, names = ctx.sim, ctx.observables
+    state = _reads.only(sim.state, sim.schema, names) or {}
+    text = _describe_words(_reads.narrowed(sim.schema, names), sim.target.title, sim.values, state)
+    result: dict[str, Any] = {"ok": True, "text": text}
     if not fresh.ok and fresh.error is not None:
         result["note"] = f"no fresh state ({fresh.error.code}): the page's last report is described"
     return result
@@ -575,7 +580,13 @@ async def execute(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolResu
     tool = BY_NAME.get(name)
     if tool is None:
         return ToolResult.failure("internal_error", f"no tool named {name}")
-    return await tool.run(ctx, args)
+    names, refused = _reads.checked(ctx.sim, name, args)
+    if refused is not None:
+        return ToolResult.failure("denied", refused, op=name)
+    if names is None:
+        return await tool.run(ctx, args)
+    outcome = await tool.run(replace(ctx, observables=names), _reads.narrowed_arguments(name, args, names))
+    return _reads.shown(outcome, ctx.sim.schema, names)
 
 
 def for_model(result: ToolResult, store: dict[str, str]) -> dict[str, Any]:

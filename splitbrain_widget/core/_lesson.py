@@ -64,11 +64,16 @@ class ParameterRule(_Rules):
 
 
 class TargetRules(_Rules):
-    """What agents may change on one target: the parameters listed (every one, where the list is
-    left out) and the actions listed (every one, where left out)."""
+    """What agents may do on one target: change the parameters listed and run the actions listed,
+    and read the observables listed (every one of each, where its list is left out)."""
 
     parameters: dict[str, ParameterRule] | None = None
     actions: list[str] | None = None
+    observables: list[str] | None = Field(
+        default=None,
+        description="what agents and MCP clients may read of what the page measures (every observable where "
+        "left out); the parameters' values they always read",
+    )
 
 
 class AgentRules(_Rules):
@@ -88,10 +93,21 @@ class McpRules(_Rules):
 
 
 class LogRules(_Rules):
-    """Where the lesson log goes (a JSON-lines file; relative to the notebook's folder) and its bound."""
+    """Where the lesson log goes: a JSON-lines file (relative to the notebook's folder) with its
+    bound, the notebook's own metadata when it is saved, or both."""
 
-    path: str = Field(min_length=1)
+    path: str | None = Field(default=None, min_length=1, description="the JSON-lines file of the records")
     max_bytes: int = Field(default=5_000_000, gt=0, description="rotated (kept as <path>.1) past this size")
+    notebook: bool = Field(
+        default=False,
+        description="also keep the records in the notebook's metadata (splitbrain.lesson_log) when it is saved",
+    )
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> LogRules:
+        if self.path is None and not self.notebook:
+            raise ValueError("a [log] needs a path, notebook = true, or both")
+        return self
 
 
 class LessonPolicy(_Rules):
@@ -129,7 +145,8 @@ class Lesson:
             f"MCP Apps {'allowed' if policy.mcp.apps else 'off'}",
         ]
         if policy.log is not None:
-            parts.append(f"logged to {policy.log.path}")
+            where = [w for w in (policy.log.path, "the notebook" if policy.log.notebook else None) if w]
+            parts.append(f"logged to {' and '.join(where)}")
         for target_id, rules in policy.targets.items():
             said = []
             if rules.parameters is not None:
@@ -139,6 +156,8 @@ class Lesson:
                 )
             if rules.actions is not None:
                 said.append("actions " + (", ".join(rules.actions) or "none"))
+            if rules.observables is not None:
+                said.append("reads " + (", ".join(rules.observables) or "no observable"))
             parts.append(f"{target_id}: {'; '.join(said) or 'anything'}")
         return "; ".join(parts)
 
@@ -191,6 +210,11 @@ class Lesson:
         if rules.max_seconds is not None:
             seconds = rules.max_seconds if seconds is None else min(seconds, rules.max_seconds)
         return requests, seconds
+
+    def readable(self, target_id: str) -> frozenset[str] | None:
+        """The observables of ``target_id`` agents may read; None: every one."""
+        rules = self.policy.targets.get(target_id)
+        return None if rules is None or rules.observables is None else frozenset(rules.observables)
 
     def needs_approval(self, target_id: str, paths: list[str]) -> list[str]:
         """The ``paths`` the lesson puts under the student's approval."""

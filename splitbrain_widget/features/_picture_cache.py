@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any
 
+from ..core._runtime_files import widget_file
 from ..protocol import MAX_PICTURE_BASE64
 
 log = logging.getLogger("splitbrain_widget.pictures")
@@ -27,23 +27,10 @@ MAX_FILE_CHARS = 2 * MAX_PICTURE_BASE64 + 256 * 1024  # the PNG twice (image/png
 KEEP_S = 7 * 24 * 3600  # a file older than this is a gone kernel's: removed when another is written
 KEEP_FILES = 100  # at most this many widgets' pictures are kept, the newest
 KEYS = ("image/png", "text/html", "application/vnd.splitbrain.simulation+json")
-_MODEL_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
-
-
-def folder() -> Path | None:
-    """The folder, or None where there is no Jupyter (a plain script)."""
-    try:
-        from jupyter_core.paths import jupyter_runtime_dir
-    except ImportError:
-        return None
-    return Path(jupyter_runtime_dir()) / DIR_NAME
 
 
 def _path(model_id: str) -> Path | None:
-    where = folder()
-    if where is None or not _MODEL_ID.match(model_id):
-        return None
-    return where / f"{model_id}.json"
+    return widget_file(DIR_NAME, model_id, ".json")
 
 
 def write(model_id: str, data: dict[str, Any]) -> Path | None:

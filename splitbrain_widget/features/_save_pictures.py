@@ -12,11 +12,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..core._runtime_files import register_pre_save, widget_outputs
 from . import _picture_cache
 
 log = logging.getLogger("splitbrain_widget.save_pictures")
-
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def add_pictures(model: dict[str, Any] | None = None, **_kwargs: Any) -> None:
@@ -27,22 +26,14 @@ def add_pictures(model: dict[str, Any] | None = None, **_kwargs: Any) -> None:
         content = model.get("content")
         if not isinstance(content, dict):
             return
-        for cell in content.get("cells") or []:
-            for output in (cell.get("outputs") or []) if isinstance(cell, dict) else []:
-                data = output.get("data") if isinstance(output, dict) else None
-                view = data.get(WIDGET_VIEW) if isinstance(data, dict) else None
-                model_id = view.get("model_id") if isinstance(view, dict) else None
-                kept = _picture_cache.read(model_id) if isinstance(model_id, str) else None
-                if kept:
-                    data.update(kept)  # type: ignore[union-attr]
+        for data, model_id in widget_outputs(content):
+            kept = _picture_cache.read(model_id)
+            if kept:
+                data.update(kept)
     except Exception:  # a save must never fail for a picture
         log.exception("splitbrain_widget: the pictures of a notebook's widgets were not saved")
 
 
 def register(serverapp: Any) -> bool:
     """Register :func:`add_pictures` on the server's contents manager; whether it could be."""
-    manager = getattr(serverapp, "contents_manager", None)
-    if manager is None or not hasattr(manager, "register_pre_save_hook"):
-        return False
-    manager.register_pre_save_hook(add_pictures)
-    return True
+    return register_pre_save(serverapp, add_pictures)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..agent import PAGE_DATA_NOTE, TOOLS, specs_for
-from ..core._lesson import require
+from ..agent import PAGE_DATA_NOTE, TOOLS, readable_observables, specs_for
+from ..core._lesson import LessonError, require
 from ..hosts._app_views import POLL_S, AppViewError, AppViews
 from ..manifest.registry import network_sources
 from ..widget import TargetWidget
@@ -167,6 +167,7 @@ def document(catalog: Catalog, served: Served) -> Any:
         "values": dict(widget.values),
         "poll_s": POLL_S,
         "page_data_note": PAGE_DATA_NOTE,
+        "observables": _readable(widget),
         "tools": [
             {"name": spec.name, "description": spec.description, "inputSchema": spec.schema}
             for spec in specs_for(widget, catalog.skills)
@@ -183,31 +184,49 @@ async def call(catalog: Catalog, name: str, arguments: dict[str, Any]) -> dict[s
     """An App view's call of :data:`ATTACH_TOOL` or :data:`SYNC_TOOL`, answered as a tool result's payload."""
     try:
         if name == ATTACH_TOOL:
-            views = _views(catalog, arguments.get("widget"))
+            widget, views = _views(catalog, arguments.get("widget"))
             return {
                 "ok": True,
                 "view_id": views.attach(),
                 "values": views.values(),
                 "target": views.target_id(),
+                "observables": _readable(widget),
                 "poll_s": POLL_S,
             }
         view_id = arguments.get("view_id")
-        owner = next((v for s in catalog.served() if (v := views_of(s.widget)) is not None and v.knows(view_id)), None)
-        if owner is None:
+        apps = ((s.widget, views_of(s.widget)) for s in catalog.served())
+        found = next(((w, v) for w, v in apps if v is not None and v.knows(view_id)), None)
+        if found is None:
             raise AppViewError("no_view", f"view_id {view_id!r}: no such App view here (attach again)")
+        widget, owner = found
         wait_s = arguments.get("wait_s", 0)
         if isinstance(wait_s, bool) or not isinstance(wait_s, int | float) or not 0 <= wait_s <= POLL_S:
             raise AppViewError("invalid_value", f"wait_s: expected seconds from 0 to {POLL_S}, got {wait_s!r}")
         requests = await owner.exchange(str(view_id), arguments.get("messages", []), float(wait_s))
-        return {"ok": True, "requests": requests, "values": owner.values(), "target": owner.target_id()}
+        return {
+            "ok": True,
+            "requests": requests,
+            "values": owner.values(),
+            "target": owner.target_id(),
+            "observables": _readable(widget),
+        }
     except AppViewError as exc:
         return {"ok": False, "error": {"code": exc.code, "message": str(exc)}}
 
 
-def _views(catalog: Catalog, widget_id: Any) -> AppViews:
+def _views(catalog: Catalog, widget_id: Any) -> tuple[TargetWidget, AppViews]:
     served = catalog.find(widget_id) if isinstance(widget_id, str) else None
     views = views_of(served.widget) if served is not None else None
-    if views is None:
+    if served is None or views is None:
         apps = [s.id for s in catalog.served() if views_of(s.widget) is not None]
         raise AppViewError("unknown_target", f"widget {widget_id!r}: no App widget of that id ({', '.join(apps)})")
-    return views
+    return served.widget, views
+
+
+def _readable(widget: TargetWidget) -> list[str] | None:
+    """The observables the view may put in the model's context (the lesson's; None: every one, []
+    where the lesson cannot be read: nothing then)."""
+    try:
+        return readable_observables(widget)
+    except LessonError:
+        return []

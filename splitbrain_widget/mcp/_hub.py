@@ -32,8 +32,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..agent import PAGE_DATA_NOTE, Caller, input_schema, run_tool
+from ..agent import PAGE_DATA_NOTE, Caller, input_schema, run_tool, state_for_callers
 from ..core import _lesson_log
+from ..core._lesson import LessonError
 from ..widget import on_live_change
 from . import _apps
 from ._catalog import SEPARATOR, Catalog, Served
@@ -325,7 +326,8 @@ class Hub:
             payload = await run_tool(widget, tool, arguments, caller, skills=skills, progress=progress, ask=ask)
             after = _lesson_log.observed(widget.state, widget.schema.parameters)
             call = {"tool": tool, "arguments": arguments, "result": payload}
-            _lesson_log.write("mcp", caller.source, tool, [call], before=before, after=after)
+            widget_id = _lesson_log.model_id_of(widget)
+            _lesson_log.write("mcp", caller.source, tool, [call], widget=widget_id, before=before, after=after)
             return payload
 
         if tool in TASK_TOOLS and client_has_tasks(ctx):
@@ -419,10 +421,14 @@ class Hub:
         if kind == "manifest":
             body: dict[str, Any] = dict(widget.manifest)
         else:
+            try:  # what the lesson lets a client read of the page
+                state: dict[str, Any] = state_for_callers(widget)
+            except LessonError as exc:
+                raise MCPError(code=types.INVALID_REQUEST, message=f"the lesson policy cannot be read: {exc}") from None
             body = {
                 "target": widget.target_id,
                 "values": dict(widget.values),
-                "page_data": {"note": PAGE_DATA_NOTE, "state": dict(widget.state)},
+                "page_data": {"note": PAGE_DATA_NOTE, "state": state},
             }
         text = json.dumps(body, default=str)
         return types.ReadResourceResult(

@@ -177,6 +177,7 @@ class JupyterServer:
         )
         env.pop("JUPYTER_PATH", None)
         env.pop("JUPYTER_PREFER_ENV_PATH", None)
+        env.pop("SPLITBRAIN_LESSON", None)  # a lesson of this machine's binds no test's kernel
         return env
 
     def _command(self) -> list[str]:

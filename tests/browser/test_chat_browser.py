@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -173,13 +174,15 @@ def test_approval_flow_both_ways(open_notebook: Any, server: Any) -> None:
 LESSON_CELL = (
     "import os, pathlib, tempfile\n"
     "lesson = pathlib.Path(tempfile.mkdtemp()) / 'lesson.toml'\n"
-    "lesson.write_text('[targets.bouncer.parameters]\\n\"settings.speed\" = { max = 30 }\\n')\n"
+    "lesson.write_text('[log]\\nnotebook = true\\n\\n[targets.bouncer.parameters]\\n\"settings.speed\" = { max = 30 }\\n')\n"
     "os.environ['SPLITBRAIN_LESSON'] = str(lesson)  # this kernel only, as a JupyterHub's spawner sets it\n"
     "sim = sb.TargetWidget('bouncer', chat=True)\nsim"
 )
 
 
-def test_the_panel_shows_the_lesson_in_force_and_what_it_refuses(open_notebook: Any) -> None:
+def test_the_panel_shows_the_lesson_in_force_and_what_it_refuses(open_notebook: Any, server: Any) -> None:
+    """The lesson's line and its refusal in the panel; the turn, refusal included, in the notebook's
+    metadata once it is saved (the lesson says ``[log] notebook = true``: the server's pre-save hook)."""
     nb, view = open_chat(open_notebook, [LESSON_CELL])
     note = view.get_by_role("note", name="Lesson policy")
     wait_for(lambda: note.is_visible() and "settings.speed ..30" in note.inner_text(), timeout=30, what="the policy")
@@ -191,6 +194,15 @@ def test_the_panel_shows_the_lesson_in_force_and_what_it_refuses(open_notebook: 
     chip.locator("summary").click()
     assert "allows 'settings.speed' within ..30, not 50" in chip.inner_text()
     assert nb.frame_dataset(1).get("speed") == speed  # the page untouched
+
+    def logged() -> list[Any]:
+        nb.save()
+        saved = json.loads((server.root_dir / nb.name).read_text(encoding="utf-8"))
+        return list(saved["metadata"].get("splitbrain", {}).get("lesson_log", []))
+
+    (record,) = wait_for(logged, timeout=30, what="the lesson log in the saved notebook's metadata")
+    assert record["kind"] == "chat" and record["asked"] == "set the speed to 50"
+    assert "allows 'settings.speed' within ..30, not 50" in record["refused"][0]
 
 
 @LAB_ONLY  # the panel's own code, the same in Notebook 7 (typing, reload and the new cell are tested there)

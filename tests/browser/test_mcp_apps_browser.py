@@ -287,6 +287,50 @@ def test_the_view_offers_the_servers_tools_to_a_host_that_calls_an_apps_own(chat
     chat.evaluate("appsHost.teardown(0)")
 
 
+LESSON = """\
+[targets.projectile]
+observables = ["range"]
+
+[targets.projectile.parameters]
+"launch.angle" = { min = 10, max = 60 }
+"launch.height" = {}
+"""
+
+
+def test_a_lesson_refuses_the_views_own_calls_and_keeps_the_models_context_to_what_it_reads(
+    chat: Any, widgets: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """The lesson policy (#45) binds an App view as it binds the model's calls: the view's own call out
+    of range is refused naming the rule (the page untouched), and what the view puts in the model's
+    context holds the observables the lesson lets it read, while the page itself holds them all."""
+    call(chat, "projectile__reset", {})  # the view
+    lesson = tmp_path / "lesson.toml"
+    lesson.write_text(LESSON, encoding="utf-8")
+    monkeypatch.setenv("SPLITBRAIN_LESSON", str(lesson))
+    rule = f"the lesson ({lesson.resolve()}) allows 'launch.angle' within 10..60, not 75"
+    models = call(chat, "projectile__set_parameters", {"values": {"launch.angle": 75}}, render=False)
+    assert models["result"]["structuredContent"]["error"] == {"code": "denied", "message": rule}
+    views = chat.evaluate("appsHost.callViewTool(0, 'set_parameters', {values: {'launch.angle': 75}})")
+    assert views["isError"] and views["structuredContent"]["error"] == {"code": "denied", "message": rule}
+    assert widgets["projectile"].values["launch.angle"] == 45 and page_state(chat, 0)["launch.angle"] == 45
+
+    allowed = chat.evaluate("appsHost.callViewTool(0, 'set_parameters', {values: {'launch.height': 5}})")
+    assert allowed["structuredContent"]["ok"], allowed
+    assert "max_height" not in allowed["structuredContent"]["state"]
+
+    def heard() -> dict[str, Any] | None:
+        for entry in reversed(chat.evaluate("appsHost.seen.contexts")):
+            state = entry["params"]["structuredContent"]["page_data"]["state"]
+            if entry["view"] == 0 and state.get("launch.height") == 5 and state.get("range"):
+                return dict(state)
+        return None
+
+    context = wait_for(heard, timeout=10, what="ui/update-model-context after the allowed change")
+    assert "max_height" not in context and "flight_time" not in context, context
+    assert page_state(chat, 0)["max_height"] > 5  # the page itself holds every observable
+    chat.evaluate("appsHost.teardown(0)")
+
+
 DARK_BG = "#14171c"  # the kit's dark --bg (js/page/kit.js)
 
 
