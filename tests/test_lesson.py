@@ -313,16 +313,24 @@ def everything_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 def test_agents_off_refuses_an_agent_and_an_agent_made_before(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, projectile: sb.TargetWidget
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, projectile: sb.TargetWidget, fake: Any
 ) -> None:
-    before = sb.Agent(projectile)  # made before the lesson: it may not answer under it
+    from .fake_providers import make_agent, say
+
+    model = fake("openai").script(repeat=say("Done."))  # a model server on loopback, counting requests
+    before = make_agent(projectile, model)  # made before the lesson: it may not answer under it
     path = write(tmp_path / "exam.toml", "[agents]\nenabled = false\n")
     monkeypatch.setenv(_lesson.ENV_VAR, str(path))
     with pytest.raises(LessonRefused, match=r"the lesson \(.*exam.toml\) turns agents off"):
         sb.Agent(projectile)
     with pytest.raises(LessonRefused, match="turns agents off"):
+        make_agent(projectile, model)
+    with pytest.raises(LessonRefused, match="turns agents off"):
         before.ask("set the angle to 30")
-    assert projectile.values["launch.angle"] == 45
+    assert projectile.values["launch.angle"] == 45 and model.requests == []  # nothing reached the model
+    monkeypatch.delenv(_lesson.ENV_VAR)
+    before.ask("hello")
+    assert len(model.requests) >= 1  # the same agent, the lesson gone: it does reach its model
 
 
 def test_mcp_off_refuses_the_server_the_cli_and_apps(

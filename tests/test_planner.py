@@ -229,6 +229,8 @@ CORPUS: list[tuple[str, str, list[tuple[str, dict[str, Any]]]]] = [
     # "launch it from ... high" is the launch height, not the flight's
     ("projectile", "launch it from 10 m high", sets(launch__height=10.0)),
     ("projectile", "launch it from a height of 10 m", sets(launch__height=10.0)),
+    # a comparative with no number names its parameter through the manifest's words (#46): steeper, an angle
+    ("launcher", "steeper angle", sets(launch__angle=56.25)),
 ]
 
 REFUSALS = [
@@ -239,7 +241,6 @@ REFUSALS = [
     ("bouncer", "speed 12 kg"),
     ("bouncer", "make it teal"),  # not in the enum, no parameter named
     ("bouncer", "switch to the rocket"),  # no such target
-    ("launcher", "steeper angle"),
     ("launcher", "what is the meaning of life?"),
     ("swing", "set the length"),  # no number
     ("launcher", "set the speed to 12 and make it fly"),  # half understood: refuse all, change nothing
@@ -662,7 +663,7 @@ def test_pint_is_imported_only_when_a_unit_is_converted() -> None:
         ("bouncer", "show the trail at speed 12", None),  # was speed 12 alone
         ("bouncer", "toggle trail twice", None),  # was one toggle
         ("orbits", "show everything except the trails", None),  # was trails on
-        ("projectile", "make the angle steeper by 10 degrees", None),  # was an angle of 10
+        ("projectile", "make the angle steeper by 10 degrees", {"launch.angle": 55}),  # was 10; then refused (#46)
         ("projectile", "higher", None),  # was the launch height: which parameter makes it fly higher is a guess
         ("boids", "count 2.5", None),  # was 2
         ("boids", "show the perception", {"display.show_perception": True}),  # was refused

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...core import _units
 from ...manifest import Manifest, Parameter
-from . import _goals
+from . import _goals, _positions, _vocabulary
 from ._context import PlannerContext
 from ._format import fmt, tidy
 from ._lexicon import (
@@ -17,15 +17,14 @@ from ._lexicon import (
     AS_ADJECTIVES,
     BOUND,
     BY_AMOUNT,
+    COMPARATIVES,
     CSS_COLOURS,
     FACTORS,
     HALT,
     HALTS,
     KEEP,
     KEEP_FILLER,
-    LESS,
     LESS_RE,
-    MORE,
     MORE_RE,
     NEGATION,
     NEGATIVE_NAMES,
@@ -33,6 +32,7 @@ from ._lexicon import (
     POLITE,
     SEEN_OFF,
     SEEN_ON,
+    STATE_VERB,
     SWITCH_OFF,
     SWITCH_ON,
     TOGGLE,
@@ -113,6 +113,10 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
         named = _named_value(clause, manifest, param)
         if named is not None:  # "moon gravity", "slow motion", "drag off"
             return named
+
+    where = _positions.placed(clause, manifest, params, number)
+    if where is not None:  # "5 cm above the axis", "10 cm between them", "gravity 12 pointing down"
+        return where
 
     relative = _relative(clause, manifest, param, current, number)
     if relative is not None:
@@ -233,6 +237,10 @@ def _switch(
     candidates = named or [p for p in booleans if set(core_words(p)) <= tokens]
     if not candidates:  # "show the lines": one word of the name is enough when only one switch has it
         candidates = [p for p in booleans if set(core_words(p)) & tokens]
+    if not candidates:  # "show the velocity arrows", "draw its path": a thing the switch draws
+        candidates = _vocabulary.displayed(clause, booleans)
+    if not candidates:  # "keep the floor burning", "let the rules wander": a word that says it is on
+        candidates = _vocabulary.stated(clause, booleans)
     if len(candidates) > 1:
         best = max(len(core_words(p)) for p in candidates)
         candidates = [p for p in candidates if len(core_words(p)) == best]
@@ -254,9 +262,16 @@ def _switch(
         if not on and not off:
             # the name alone is the request: "show trail please", "hide labels" (hide_labels on)
             verb_led = param.name.lower().split("_")[0] in ({"show", "display", "enable", "use"} | NEGATIVE_NAMES)
-            if not (by_name and verb_led and rest <= POLITE):
+            # or a word that says it is on: "keep it paused", "keep the floor burning", "round atoms"
+            said = _vocabulary.stems(clause) - _vocabulary.FUNCTION_WORDS
+            states = (_vocabulary.stems(text) - _vocabulary.FUNCTION_WORDS) & _vocabulary.state_stems(param)
+            stately = bool(states) or (by_name and STATE_VERB.search(text) is not None)
+            if _vocabulary.opposite_state(param, said):  # "keep the game paused" on a running flag
+                stately, off = True, 1
+            elif not (by_name and verb_led and rest <= POLITE) and not stately:
                 continue
-            on = 1
+            else:
+                on = 1
         if on and off:
             value = f'I could not tell whether to turn {param.path} on or off in "{clause}".'
         elif negations and re.search(r"\b(?:set|change|make|put)\b", text):  # "don't set it to true": leave it
@@ -317,17 +332,19 @@ def _relative(
     direction = 1 if more else -1 if less else 0
     if factor is not None and said and (factor > 1) != (direction > 0):
         return f'"{clause}": a factor of {fmt(factor)} does not go the way "{said.group(1)}" says.'
-    if param is None:
-        hints = (MORE.get(said.group(1)) or LESS.get(said.group(1)) or ()) if said else ()
+    if param is None:  # "a bit flatter": the parameter the comparative names in the manifest's words
+        word = said.group(1) if said else None
         alike = re.search(r"\bas ([a-z]+)\b", clause) if factor is not None and not said else None
         if alike and alike.group(1) in AS_ADJECTIVES:  # "twice as fast", "half as big"
-            hints = MORE[AS_ADJECTIVES[alike.group(1)]]
-        candidates = [
-            p for p in manifest.parameters.values()
-            if p.type in ("number", "integer") and not p.readonly and set(core_words(p)) & set(hints)
-        ]  # fmt: skip
-        if len(candidates) != 1:
-            return None if not hints and factor is None else f'"{clause}": I could not tell which parameter to change.'
+            word = AS_ADJECTIVES[alike.group(1)]
+        _way, concepts, units = COMPARATIVES.get(word or "", (0, (), ()))
+        candidates = _vocabulary.named_by(_vocabulary.numbers(manifest), concepts, units) if concepts else []
+        if len(candidates) > 1:
+            names = " or ".join(p.path for p in candidates)
+            return f'"{clause}" could mean {names}; name one of them.'
+        if not candidates:
+            unknown = f'"{clause}": I could not tell which parameter to change.'
+            return None if not concepts and factor is None else unknown
         param = candidates[0]
     if param.type not in ("number", "integer"):
         return f"{param.path} is a {param.type}; I can only scale numbers."

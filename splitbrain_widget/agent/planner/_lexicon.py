@@ -22,19 +22,37 @@ SYNONYMS = {
     "heat": "temperature", "spring": "stiffness", "g": "gravity",
 }  # fmt: skip
 
-# Words that say "more" / "less" of something, with the parameter name words they surely mean. No
-# hint for "higher" / "lower" / "stronger gravity": which parameter makes a flight higher is a guess.
-MORE = {"faster": ("speed", "rate"), "bigger": ("size",), "larger": ("size",), "heavier": ("mass",),
-         "longer": ("length",), "stronger": ("strength", "force"), "wider": ("width",)}  # fmt: skip
+# Comparatives said with no number ("a bit flatter", "make it heavier"): the way they go and what
+# they name, as words the manifest's own text holds (name, label, aliases, description; matched by
+# _vocabulary.named_by) and units of what they measure. No entry for "higher" / "lower": which
+# parameter makes a flight higher is a guess. docs/writing-targets.md lists them.
+_SPEED = ("speed", "rate", "fast", "pace", "velocity", "quick")
+_MASS = ("mass", "weight", "heavy")
+_SIZE = ("size", "radius", "diameter", "big", "large")
+_WIDTH = ("width", "wide", "amplitude", "spread")
+_STRENGTH = ("strength", "force", "strong", "pull")
+_STEEP = ("elevation", "incline", "slope", "steep", "steepness")
+_HEAT = ("temperature", "heat", "hot")
+_DENSE = ("density", "dense", "fullness", "crowd")
+_THICK = ("viscosity", "viscous", "thick")
+COMPARATIVES: dict[str, tuple[int, tuple[str, ...], tuple[str, ...]]] = {
+    "faster": (1, _SPEED, ("m/s",)), "quicker": (1, _SPEED, ("m/s",)), "slower": (-1, _SPEED, ("m/s",)),
+    "heavier": (1, _MASS, ("kg",)), "lighter": (-1, _MASS, ("kg",)),
+    "longer": (1, ("length", "long"), ()), "shorter": (-1, ("length", "long"), ()),
+    "bigger": (1, _SIZE, ()), "larger": (1, _SIZE, ()), "smaller": (-1, _SIZE, ()),
+    "wider": (1, _WIDTH, ()), "narrower": (-1, _WIDTH, ()),
+    "stronger": (1, _STRENGTH, ()), "weaker": (-1, _STRENGTH, ()),
+    "steeper": (1, _STEEP, ()), "flatter": (-1, _STEEP, ()),
+    "hotter": (1, _HEAT, ("K",)), "warmer": (1, _HEAT, ("K",)), "cooler": (-1, _HEAT, ("K",)),
+    "colder": (-1, _HEAT, ("K",)),
+    "denser": (1, _DENSE, ()), "sparser": (-1, _DENSE, ()), "thicker": (1, _THICK, ()), "thinner": (-1, _THICK, ()),
+}  # fmt: skip
+MORE = {word: concepts for word, (way, concepts, _) in COMPARATIVES.items() if way > 0}
+LESS = {word: concepts for word, (way, concepts, _) in COMPARATIVES.items() if way < 0}
 
-LESS = {"slower": ("speed", "rate"), "smaller": ("size",), "lighter": ("mass",), "shorter": ("length",),
-         "weaker": ("strength", "force"), "narrower": ("width",)}  # fmt: skip
+MORE_RE = re.compile(rf"\b(increase|raise|more|up|add|higher|{'|'.join(MORE)})\b")
 
-MORE_RE = re.compile(r"\b(increase|raise|more|up|add|bigger|larger|faster|higher|heavier|longer|stronger|wider)\b")
-
-LESS_RE = re.compile(
-    r"\b(decrease|reduce|lower|less|down|smaller|slower|lighter|shorter|weaker|narrower|cut|subtract)\b"
-)
+LESS_RE = re.compile(rf"\b(decrease|reduce|lower|less|down|cut|subtract|{'|'.join(LESS)})\b")
 
 FACTORS = ((r"double|twice", 2.0), (r"triple|thrice|three times", 3.0), (r"halve|half", 0.5))
 
@@ -52,9 +70,12 @@ STOP_TOKENS = {"show", "hide", "enable", "disable", "use", "is", "has", "num", "
 
 # Switch words. Those about the thing ("show the trail") flip for a switch whose name is negative
 # ("hide_labels"); those about the switch itself ("turn hide_labels on") never do.
-SEEN_ON = r"show|shows|showing|shown|display|displayed|displaying|visible|unhide|add|draw|drawing"
+SEEN_ON = r"show|shows|showing|shown|display|displayed|displaying|visible|unhide|add|draw|drawing|leave|leaving"
 
-SEEN_OFF = r"hide|hides|hiding|hidden|invisible|remove|without|no|none"
+SEEN_OFF = r"hide|hides|hiding|hidden|invisible|remove|without|no|none|erase|wipe|get rid of|put out|blow out"
+
+# Verbs that put a switch in the state its name says ("keep it paused", "set it to running").
+STATE_VERB = re.compile(r"\b(?:keep|leave|make|let|set|have|get|stay|remain|put)\b")
 
 SWITCH_ON = r"enable|enabled|enabling|activate|activated|on|true|yes"
 
@@ -91,7 +112,7 @@ NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 # "twice as fast": the adjective of a comparative of MORE, whose hints it shares.
 AS_ADJECTIVES = {"fast": "faster", "big": "bigger", "large": "larger", "heavy": "heavier", "long": "longer",
-                  "strong": "stronger", "wide": "wider"}  # fmt: skip
+                  "strong": "stronger", "wide": "wider", "steep": "steeper", "hot": "hotter"}  # fmt: skip
 
 # "keeping that drag", "with the same drag", "without changing the drag": a parameter the request keeps.
 KEEP = re.compile(
@@ -276,7 +297,7 @@ def read_number(clause: str, raw: str, manifest: Manifest) -> Number | None:
             text = raw[end + after[0].start() : end + after[k - 1].end()].rstrip("?!.,;:")
             if k > 1 and not (_units.is_phrase(text) or text.lower() in manifest_units(manifest)):
                 continue  # "m please" is metres; pint would read "m s" as metre-seconds
-            if text and is_unit(text, manifest):
+            if text and is_unit(text, manifest) and text.lower() not in NOT_UNITS:
                 unit, unit_start, end = text, end + after[0].start(), end + after[0].start() + len(text)
                 break
         else:
@@ -285,6 +306,14 @@ def read_number(clause: str, raw: str, manifest: Manifest) -> Number | None:
     others = sum(1 for s, e, _ in spans[1:] if not (s >= unit_start and e <= end))
     return Number(value, unit, start, unit_start, end, word, others)
 
+
+# Units of measure that are also the nouns of a classroom ("two rods", "ten points"): read as nouns.
+NOT_UNITS = frozenset(
+    {"rod", "rods", "pole", "poles", "perch", "chain", "chains", "link", "links", "hand", "hands", "span", "spans",
+     "line", "lines", "point", "points", "pica", "barn", "barns", "stone", "stones", "league", "leagues",
+     "cable", "cables", "bit", "bits", "drop", "drops", "ball", "balls", "planck", "bob", "bobs", "step",
+     "steps", "turn", "turns", "cycle", "cycles", "count", "counts", "dozen", "pair", "pairs", "ring", "rings"}
+)  # fmt: skip
 
 BY_AMOUNT = re.compile(r"\b(?:remove|take away|delete|drop|kill|lose|get rid of)\b")
 

@@ -182,7 +182,7 @@ def _is_reset(request: str, ctx: PlannerContext) -> bool:
 def _question(request: str, ctx: PlannerContext) -> Plan | None:
     match = re.match(
         r"^(?:what(?:'s| is| are)|what's|how (?:fast|far|high|long|big|heavy|many|much)|tell me|show me|which|"
-        r"where|is it|get|read)\b(.*?)\??$",
+        r"where|is it|get(?! rid of)|read)\b(.*?)\??$",
         request,
     )
     if not match:

@@ -1,0 +1,186 @@
+"""What a manifest's own words say about each parameter, for the readings that name no parameter:
+a comparative ("a bit flatter"), a display noun ("the force arrows"), a state word ("keep it
+paused"), a position ("10 cm between them") or what a count counts ("80 birds").
+
+A parameter is named by its words at four levels, strongest first: its name; its label and
+aliases; its unit (what the unit measures); the first sentence of its description. A reading takes
+the parameters named at the strongest level that names any, and only one of them: two at that level
+is a question, never a guess (docs/writing-targets.md, "Words the planner reads"). Words are
+compared by their stems (:func:`stem`), so "arrows", "burning" and "locked" meet "arrow", "burns"
+and "lock".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Hashable, Iterable, Sequence
+
+from ...core import _units
+from ...manifest import Manifest, Parameter
+
+_SUFFIXES = ("ing", "ed", "es", "s", "e")
+
+
+def stem(word: str) -> str:
+    """A word without its plural, -ing, -ed or final e ("arrows" -> "arrow", "running" -> "run",
+    "paused" and "pause" -> "paus"): the same on both sides is all that matters."""
+    word = word.lower()
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            word = word[: -len(suffix)]
+            if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                word = word[:-1]  # "running" -> "run", "stopped" -> "stop"; not "fall", "press"
+            break
+    return word
+
+
+def stems(text: str | None) -> set[str]:
+    return {stem(w) for w in re.findall(r"[a-z]+", (text or "").lower())}
+
+
+def first_sentence(text: str | None) -> str:
+    return re.split(r"(?<=[.;:])\s", text or "", maxsplit=1)[0]
+
+
+def name_stems(p: Parameter) -> set[str]:
+    return stems(p.name.replace("_", " "))
+
+
+def named_stems(p: Parameter) -> set[str]:
+    return stems(" ".join([p.label or "", *p.aliases]))
+
+
+def described_stems(p: Parameter) -> set[str]:
+    return stems(first_sentence(p.description))
+
+
+def unit_dimension(p: Parameter) -> Hashable | None:
+    return _units.dimension(p.unit) if p.unit else None
+
+
+LEVELS: tuple[Callable[[Parameter], set[str]], ...] = (name_stems, named_stems, described_stems)
+
+# Words a description may name a parameter by: what a thing is, never a common word ("rate",
+# "speed", "size": a damping *rate* is no speed). Names, labels and aliases may use any word.
+DESCRIBED = frozenset(
+    stem(w)
+    for w in (
+        "elevation", "incline", "slope", "mass", "weight", "amplitude", "temperature", "density",
+        "viscosity", "radius", "diameter", "separation", "distance", "spacing", "gap", "arrow", "vector",
+        "trail", "path", "trace", "grid", "label", "plot", "graph", "chart", "circle", "streamline",
+        "pause", "paused", "frozen", "running", "burn", "burning", "wander", "drift",
+    )
+)  # fmt: skip
+
+
+def named_by(params: Iterable[Parameter], concepts: Iterable[str], units: Sequence[str] = ()) -> list[Parameter]:
+    """The parameters ``concepts`` (words, stemmed here) name at the strongest level that names any:
+    the name, then the label and aliases, then a unit that measures what one of ``units`` measures
+    (a mass: "kg"), then the description's first sentence."""
+    wanted = {stem(c) for c in concepts}
+    dimensions = {_units.dimension(u) for u in units} - {None}
+    params = list(params)
+    for level, words in enumerate(LEVELS):
+        said = wanted & DESCRIBED if words is described_stems else wanted
+        hits = [p for p in params if said & words(p)]
+        if hits:
+            return hits
+        if level == 1 and dimensions:
+            hits = [p for p in params if unit_dimension(p) in dimensions]
+            if hits:
+                return hits
+    return []
+
+
+# Things a page draws, by the words people use for them: a clause that shows or hides one of them
+# means the switch whose words name it ("the force arrows": show_vectors, whatever "force" says).
+DISPLAY_GROUPS = (
+    ("arrow", "vector"), ("trail", "path", "trace", "track", "tail", "streak"), ("line", "curve"),
+    ("plot", "graph", "chart"), ("circle",), ("label",), ("grid",), ("stat", "statistic"), ("streamline",),
+    ("ellipse", "orbit"), ("smoke",),
+)  # fmt: skip
+_DISPLAY = {stem(w): {stem(v) for v in group} for group in DISPLAY_GROUPS for w in group}
+FUNCTION_WORDS = frozenset(
+    stem(w)
+    for w in (
+        "the", "a", "an", "it", "its", "it's", "of", "to", "on", "off", "in", "and", "or", "for", "with", "at",
+        "please", "now", "again", "me", "my", "this", "that", "these", "those", "them", "their", "is", "be",
+        "can", "you", "could", "would", "i", "want", "some", "just", "all", "every", "each", "by", "from",
+    )
+)  # fmt: skip
+
+
+def all_stems(p: Parameter) -> set[str]:
+    return name_stems(p) | named_stems(p) | described_stems(p)
+
+
+# Words that switch a thing on or off, never a state of it ("show" in show_trail says nothing).
+SWITCH_VERBS = frozenset(
+    stem(w) for w in ("show", "hide", "display", "enable", "disable", "use", "draw", "turn", "switch", "toggle")
+)
+PAUSE_WORDS = frozenset(stem(w) for w in ("paused", "pause", "frozen", "freeze", "stopped", "halted", "halt"))
+RUN_WORDS = frozenset(stem(w) for w in ("running", "run", "playing", "play", "looping", "animate", "going"))
+
+
+def state_stems(p: Parameter) -> set[str]:
+    """The words that say a switch is on ("paused", "burns", "wander"): a one-word name or alias,
+    an -ing or -ed word of a longer one ("burning floor"), and the verb of a description that starts
+    "Whether the floor burns"; never a word that switches it ("show")."""
+    said: set[str] = set()
+    for name in [p.name.replace("_", " "), p.label or "", *p.aliases]:
+        words = re.findall(r"[a-z]+", name.lower())
+        said |= {stem(w) for w in words if len(words) == 1 or w.endswith(("ing", "ed", "en"))}
+    match = re.match(r"whether (?:the |a |an )?[a-z]+(?: [a-z]+)? (?:is |are )?([a-z]+)", (p.description or "").lower())
+    if match:
+        said.add(stem(match.group(1)))
+    return said - SWITCH_VERBS
+
+
+def opposite_state(p: Parameter, words: set[str]) -> bool:
+    """Whether ``words`` say the opposite of what switch ``p`` names: "paused" for a running flag,
+    "running" for a paused one (a manifest may list "paused" among a running flag's aliases)."""
+    own = name_stems(p)
+    return bool((own & RUN_WORDS and words & PAUSE_WORDS) or (own & PAUSE_WORDS and words & RUN_WORDS))
+
+
+def displayed(clause: str, switches: Sequence[Parameter]) -> list[Parameter]:
+    """The switches a clause names by a thing they draw ("the velocity arrows", "its path"): those
+    whose words hold a display noun of the clause (or a word for the same thing), the ones that also
+    hold most of the clause's other words first."""
+    words = stems(clause) - FUNCTION_WORDS
+    nouns = {w for w in words if w in _DISPLAY}
+    if not nouns:
+        return []
+    wanted = set().union(*(_DISPLAY[n] for n in nouns))
+    hits = [p for p in switches if wanted & all_stems(p)]
+    if len(hits) > 1:
+        best = max(len(words & all_stems(p)) for p in hits)
+        hits = [p for p in hits if len(words & all_stems(p)) == best]
+    return hits
+
+
+def stated(clause: str, switches: Sequence[Parameter]) -> list[Parameter]:
+    """The switches a clause names by a word that says they are on ("keep the floor burning")."""
+    words = stems(clause) - FUNCTION_WORDS
+    return [p for p in switches if words & state_stems(p)]
+
+
+def target_nouns(manifest: Manifest) -> set[str]:
+    """The stems of the words the target's title and description use (what its count may count)."""
+    return stems(f"{manifest.title or ''} {manifest.id.replace('_', ' ')} {manifest.description or ''}")
+
+
+PLAYBACK_GROUP = "simulation"  # how the page plays (its time scale): changed only when named
+
+
+def numbers(manifest: Manifest) -> list[Parameter]:
+    """The number parameters a reading that names none may mean: not read-only, not the playback's."""
+    return [
+        p
+        for p in manifest.parameters.values()
+        if p.type in ("number", "integer") and not p.readonly and p.path.split(".")[0] != PLAYBACK_GROUP
+    ]
+
+
+def booleans(manifest: Manifest) -> list[Parameter]:
+    return [p for p in manifest.parameters.values() if p.type == "boolean" and not p.readonly]
