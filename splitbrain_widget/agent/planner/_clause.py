@@ -13,12 +13,14 @@ from . import _goals, _positions, _vocabulary
 from ._context import PlannerContext
 from ._format import fmt, tidy
 from ._lexicon import (
+    ADJECTIVE_NOUNS,
     AFTER_NUMBER,
     AS_ADJECTIVES,
     BOUND,
     BY_AMOUNT,
     COMPARATIVES,
     CSS_COLOURS,
+    DISTANCES,
     FACTORS,
     HALT,
     HALTS,
@@ -28,6 +30,7 @@ from ._lexicon import (
     MORE_RE,
     NEGATION,
     NEGATIVE_NAMES,
+    NOT_COMPARATIVES,
     NUMBER_RE,
     POLITE,
     SEEN_OFF,
@@ -42,6 +45,7 @@ from ._lexicon import (
     find_params,
     mentions_of,
     name_forms,
+    phrasal,
     read_number,
     word_tokens,
 )
@@ -50,6 +54,9 @@ from ._lexicon import (
 def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str, Any]) -> tuple[str, Any, str] | str:
     """One clause -> (path, value, note) or the reason it could not be mapped."""
     manifest = ctx.manifest
+    said = phrasal(clause)  # "speed the flock up": the flock faster
+    if said != clause:
+        clause = raw = said
     number = read_number(clause, raw, manifest)
     skip = (number.unit_start, number.end) if number and number.unit else None
     params = find_params(clause, manifest, skip)
@@ -324,6 +331,10 @@ def _relative(
 ) -> tuple[str, Any, str] | str | None:
     factor = next((f for words, f in FACTORS if re.search(rf"\b(?:{words})\b", clause)), None)
     more, less = MORE_RE.search(clause), LESS_RE.search(clause)
+    if factor is None and not (more or less) and param is None:
+        shaped = _shaped_comparative(clause, manifest)  # "make the air draggier", "clumpier"
+        if shaped is not None:
+            param, more = shaped
     if factor is None and not (more or less):
         return None
     if more and less:
@@ -338,7 +349,19 @@ def _relative(
         if alike and alike.group(1) in AS_ADJECTIVES:  # "twice as fast", "half as big"
             word = AS_ADJECTIVES[alike.group(1)]
         _way, concepts, units = COMPARATIVES.get(word or "", (0, (), ()))
-        candidates = _vocabulary.named_by(_vocabulary.numbers(manifest), concepts, units) if concepts else []
+        pool = _vocabulary.numbers(manifest, clause)
+        if word in DISTANCES:  # "see farther": a distance, never a weight named "separation"
+            pool = _vocabulary.lengths(pool)
+        candidates = _vocabulary.named_by(pool, concepts, units) if concepts else []
+        adjective = re.search(r"\b(?:more|less|fewer)\s+([a-z]+)\b", clause) if not concepts else None
+        if adjective is not None and not re.search(r"(?<![ou])s$", adjective.group(1)):  # not "more balls"
+            adj = adjective.group(1)  # "more damped", "more often", "less viscous"
+            concepts = tuple({adj, ADJECTIVE_NOUNS.get(adj, adj), adj[:-1] if adj.endswith("y") else adj})
+            candidates = _vocabulary.adjective_named(pool, concepts)
+        if len(candidates) > 1:  # "a heavier bottom bob": the one the clause's other words name
+            others = _vocabulary.stems(clause) - _vocabulary.FUNCTION_WORDS - {_vocabulary.stem(c) for c in concepts}
+            qualified = [p for p in candidates if others & (_vocabulary.name_stems(p) | _vocabulary.named_stems(p))]
+            candidates = qualified if len(qualified) == 1 else candidates
         if len(candidates) > 1:
             names = " or ".join(p.path for p in candidates)
             return f'"{clause}" could mean {names}; name one of them.'
@@ -408,6 +431,23 @@ def _relative(
         target, note = param.min, f"{param.path} is held at its minimum {fmt(param.min)}"
     value: Any = round(target) if param.type == "integer" else tidy(target)
     return param.path, value, note
+
+
+def _shaped_comparative(clause: str, manifest: Manifest) -> tuple[Parameter, re.Match[str]] | None:
+    """A comparative that is no word of the tables ("draggier", "clumpier", "fuller") whose stem names
+    one number parameter by its name, label or aliases: (that parameter, the word as a "more")."""
+    found = []
+    for m in re.finditer(r"\b([a-z]{2,}?)(ier|er)\b", clause):
+        if m.group(0) in NOT_COMPARATIVES or m.group(0) in COMPARATIVES:
+            continue
+        base = m.group(1)
+        bases = {base + "y", base} if m.group(2) == "ier" else {base}
+        bases |= {b[:-1] for b in bases if len(b) > 3 and b[-1] == b[-2]}  # "fatter" -> "fat"
+        params = _vocabulary.numbers(manifest)
+        hits = [p for p in params if {_vocabulary.stem(b) for b in bases} & (
+            _vocabulary.name_stems(p) | _vocabulary.named_stems(p))]  # fmt: skip
+        found += [(p, m) for p in hits]
+    return found[0] if len(found) == 1 else None
 
 
 RELATIVE_FACTORS = {"a little": 1.1, "some": 1.25, "much": 2.0}  # "a bit higher", "higher", "much higher"

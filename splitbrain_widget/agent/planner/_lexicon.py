@@ -35,6 +35,7 @@ _STEEP = ("elevation", "incline", "slope", "steep", "steepness")
 _HEAT = ("temperature", "heat", "hot")
 _DENSE = ("density", "dense", "fullness", "crowd")
 _THICK = ("viscosity", "viscous", "thick")
+_FAR = ("distance", "far", "apart", "separation", "spacing")
 COMPARATIVES: dict[str, tuple[int, tuple[str, ...], tuple[str, ...]]] = {
     "faster": (1, _SPEED, ("m/s",)), "quicker": (1, _SPEED, ("m/s",)), "slower": (-1, _SPEED, ("m/s",)),
     "heavier": (1, _MASS, ("kg",)), "lighter": (-1, _MASS, ("kg",)),
@@ -46,13 +47,32 @@ COMPARATIVES: dict[str, tuple[int, tuple[str, ...], tuple[str, ...]]] = {
     "hotter": (1, _HEAT, ("K",)), "warmer": (1, _HEAT, ("K",)), "cooler": (-1, _HEAT, ("K",)),
     "colder": (-1, _HEAT, ("K",)),
     "denser": (1, _DENSE, ()), "sparser": (-1, _DENSE, ()), "thicker": (1, _THICK, ()), "thinner": (-1, _THICK, ()),
+    "taller": (1, ("height", "tall", "tower"), ()), "farther": (1, _FAR, ()), "further": (1, _FAR, ()),
+    "closer": (-1, _FAR, ()), "nearer": (-1, _FAR, ()), "tinier": (-1, _SIZE, ()), "fatter": (1, _SIZE, ()),
 }  # fmt: skip
+
+DISTANCES = frozenset({"farther", "further", "closer", "nearer"})  # comparatives of a distance (a length)
+
+# "more damped", "more often", "less viscous": the adjective's own word, or the noun it comes from.
+ADJECTIVE_NOUNS = {"often": "frequency", "frequent": "frequency", "viscous": "viscosity", "dense": "density",
+                    "far": "distance", "tall": "height", "heavy": "mass", "hot": "temperature"}  # fmt: skip
+
+# Words shaped like a comparative ("-er", "-ier") that are none: never read as "more of" their stem.
+NOT_COMPARATIVES = frozenset(
+    {"never", "other", "over", "under", "after", "ever", "either", "rather", "whether", "water", "number", "order",
+     "her", "their", "layer", "player", "center", "centre", "corner", "later", "paper", "power", "filter", "super",
+     "perimeter", "parameter", "diameter", "meter", "metre", "liter", "litre", "slider", "together", "per", "user",
+     "answer", "enter", "matter", "pointer", "timer", "counter", "border", "winter", "summer", "tower", "flower",
+     "another", "remember", "letter", "cluster", "monster", "finger", "tiger", "river", "silver", "copper",
+     "computer", "quarter", "faster", "slower", "wonder", "danger", "whatever", "however", "wherever", "whoever"}
+)  # fmt: skip
+
 MORE = {word: concepts for word, (way, concepts, _) in COMPARATIVES.items() if way > 0}
 LESS = {word: concepts for word, (way, concepts, _) in COMPARATIVES.items() if way < 0}
 
 MORE_RE = re.compile(rf"\b(increase|raise|more|up|add|higher|{'|'.join(MORE)})\b")
 
-LESS_RE = re.compile(rf"\b(decrease|reduce|lower|less|down|cut|subtract|{'|'.join(LESS)})\b")
+LESS_RE = re.compile(rf"\b(decrease|reduce|lower|less|fewer|down|cut|subtract|{'|'.join(LESS)})\b")
 
 FACTORS = ((r"double|twice", 2.0), (r"triple|thrice|three times", 3.0), (r"halve|half", 0.5))
 
@@ -106,7 +126,55 @@ BOUND = re.compile(
 )
 
 # Clauses of these words alone carry no request ("ok, ...", "..., thanks").
-GREETINGS = {"ok", "okay", "please", "thanks", "thank", "you", "now", "so", "well", "hi", "hello", "hey"}
+GREETINGS = {"ok", "okay", "please", "thanks", "thank", "you", "now", "so", "well", "hi", "hello", "hey", "i", "mean"}
+
+# Separable phrasal verbs, said as the comparative or the change they mean ("speed the flock up": the
+# flock faster; "dial the frequency back": decrease the frequency; "let the rod out": the rod longer).
+PHRASAL = (
+    (re.compile(r"\bspeed (.+?) up\b"), r"\1 faster"), (re.compile(r"\bslow (.+?) down\b"), r"\1 slower"),
+    (re.compile(r"\b(?:dial|wind|roll|scale|knock|bring|take) (.+?) back\b"), r"decrease \1"),
+    (re.compile(r"\b(?:ease|taper) (.+?) off\b"), r"decrease \1"),
+    (re.compile(r"\blet (.+?) out\b"), r"\1 longer"), (re.compile(r"\breel (.+?) in\b"), r"\1 shorter"),
+    (re.compile(r"\b(?:pull|push|move|spread) (.+?) apart\b"), r"\1 farther"),
+    (re.compile(r"\b(?:bump|crank|ramp|push|jack) (.+?) up\b"), r"increase \1"),
+    (re.compile(r"\b(?:tone|calm|dial) (.+?) down\b"), r"decrease \1"),
+)  # fmt: skip
+
+# An aside that gives the number of the change before it ("more boids — let's go with 300").
+ASIDE = re.compile(
+    r"^(?:(?:let's|lets|let us) (?:go with|say|try|make it|do|use)|say|maybe|perhaps|ideally|try|make it|like|"
+    r"about|around|roughly|go with|i'd say)(?: to| with)?\s+(?P<number>-?\d+(?:\.\d+)?(?:\s*\S+)?)$"
+)
+
+
+def phrasal(clause: str) -> str:
+    """The clause with a separable phrasal verb said as what it means (itself where it has none)."""
+    for pattern, meaning in PHRASAL:
+        said = pattern.sub(meaning, clause, count=1)
+        if said != clause:
+            return re.sub(r"\s+", " ", said).strip()
+    return clause
+
+
+def merge_asides(clauses: list[tuple[str, str]], manifest: Manifest) -> list[tuple[str, str]]:
+    """Clauses with an aside folded into the change before it: "more boids — let's go with 300" is
+    300 boids, "bump the separation up — say 2" is up to 2; a unit said on its own ("40 — percent,
+    I mean") goes with the number before it."""
+    out: list[tuple[str, str]] = []
+    for clause, raw in clauses:
+        aside = ASIDE.match(clause)
+        before = out[-1] if out else None
+        if aside and before is not None and not NUMBER_RE.search(before[0]):
+            number = aside.group("number")
+            more = re.fullmatch(r"(?:(?:a few|some) )?(?:more|fewer|less) (?P<noun>[a-z]+)", before[0])
+            merged = f"{number} {more.group('noun')}" if more else f"{phrasal(before[0])} to {number}"
+            out[-1] = (merged, merged)
+        elif before is not None and is_unit(clause, manifest) and re.search(r"\d$", before[0]):
+            out[-1] = (f"{before[0]} {clause}", f"{before[1]} {raw}")  # "turn the bias up to 40 — percent"
+        else:
+            out.append((clause, raw))
+    return out
+
 
 NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
@@ -195,7 +263,7 @@ def split_clauses(request: str, raw: str) -> list[tuple[str, str]]:
     # "but" and "except" split too: "show the trail but make it red" is two requests, and "anything but
     # red" leaves "anything", which is refused, instead of setting red
     separator = re.compile(
-        r"\s*(?:,|;|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b|\bplus\b|\bbut\b|\bexcept\b)\s*"
+        r"\s*(?:,|;|—|–|\s-\s|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b|\bplus\b|\bbut\b|\bexcept\b)\s*"
     )
     out, start = [], 0
     for match in [*separator.finditer(request), None]:

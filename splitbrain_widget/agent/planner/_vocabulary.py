@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from ...core import _units
 from ...manifest import Manifest, Parameter
 
-_SUFFIXES = ("ing", "ed", "es", "s", "e")
+_SUFFIXES = ("ness", "ing", "ed", "es", "s", "e")
 
 
 def stem(word: str) -> str:
@@ -165,6 +165,24 @@ def stated(clause: str, switches: Sequence[Parameter]) -> list[Parameter]:
     return [p for p in switches if words & state_stems(p)]
 
 
+def adjective_named(params: Iterable[Parameter], concepts: Iterable[str]) -> list[Parameter]:
+    """The parameters an adjective names ("more damped", "more often"): by a one-word name, label or
+    alias, never by a word that only qualifies another ("ball" in "ball size")."""
+    wanted = {stem(c) for c in concepts}
+    hits = []
+    for p in params:
+        single = [n for n in (p.name.replace("_", " "), p.label or "", *p.aliases) if len(n.split()) == 1]
+        if wanted & {stem(n) for n in single}:
+            hits.append(p)
+    return hits
+
+
+def lengths(params: Iterable[Parameter]) -> list[Parameter]:
+    """The parameters that are distances: a unit of length, or pixels."""
+    length = _units.dimension("m")
+    return [p for p in params if p.unit and (unit_dimension(p) == length or p.unit.strip().lower() == "px")]
+
+
 def target_nouns(manifest: Manifest) -> set[str]:
     """The stems of the words the target's title and description use (what its count may count)."""
     return stems(f"{manifest.title or ''} {manifest.id.replace('_', ' ')} {manifest.description or ''}")
@@ -173,12 +191,19 @@ def target_nouns(manifest: Manifest) -> set[str]:
 PLAYBACK_GROUP = "simulation"  # how the page plays (its time scale): changed only when named
 
 
-def numbers(manifest: Manifest) -> list[Parameter]:
-    """The number parameters a reading that names none may mean: not read-only, not the playback's."""
+_PLAYBACK_WORDS = frozenset(stem(w) for w in ("time", "scale", "speed", "rate", "simulation"))
+
+
+def numbers(manifest: Manifest, clause: str = "") -> list[Parameter]:
+    """The number parameters a reading that names none may mean: not read-only, not the playback's
+    unless the clause says a word of its own ("slow the playback down")."""
+    said = stems(clause) - _PLAYBACK_WORDS
     return [
         p
         for p in manifest.parameters.values()
-        if p.type in ("number", "integer") and not p.readonly and p.path.split(".")[0] != PLAYBACK_GROUP
+        if p.type in ("number", "integer")
+        and not p.readonly
+        and (p.path.split(".")[0] != PLAYBACK_GROUP or said & (name_stems(p) | named_stems(p)))
     ]
 
 
