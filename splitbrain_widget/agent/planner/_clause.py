@@ -9,7 +9,7 @@ from typing import Any
 
 from ...core import _units
 from ...manifest import Manifest, Parameter
-from . import _goals, _positions, _vocabulary
+from . import _counts, _goals, _positions, _running, _vocabulary
 from ._context import PlannerContext
 from ._format import fmt, tidy
 from ._lexicon import (
@@ -57,6 +57,14 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
     said = phrasal(clause)  # "speed the flock up": the flock faster
     if said != clause:
         clause = raw = said
+    per = _counts.rate(clause, manifest)  # "10 rolls a second", "365 days every second"
+    if isinstance(per, tuple):
+        return per
+    if per is not None:
+        clause = raw = per
+    of = _counts.counted(clause, manifest)  # "200 of them", "a flock of 60"
+    if of is not None:
+        return of
     number = read_number(clause, raw, manifest)
     skip = (number.unit_start, number.end) if number and number.unit else None
     params = find_params(clause, manifest, skip)
@@ -81,10 +89,13 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
     switch = _switch(clause, manifest, params, current, number)
     if switch is not None:
         return switch if isinstance(switch, str) else (switch[0], switch[1], "")
+    runs = _running.running(clause, manifest) if number is None else None
+    if runs is not None:  # "freeze it", "let it run": the page's pause or running switch
+        return runs
     halt = _halt(clause, ctx) if number is None else None
     if halt is not None:  # "stop the ball": the speed whose description says 0 stops it
         return halt
-    if NEGATION.search(clause):  # "don't set the speed to 12" must not set it
+    if NEGATION.search(_without_named_values(clause, manifest)):  # "don't set the speed to 12" must not set it
         return f'"{clause}" says what not to do; I only carry out plain requests.'
     if re.search(r"\b(?:reset|restore|revert|start over|start again)\b", clause):  # "start over with speed 12"
         return f'"{clause}": ask for a reset on its own, then for the change.'
@@ -206,6 +217,12 @@ def _by_unit(clause: str, manifest: Manifest, number: Number | None) -> Paramete
         for p in manifest.parameters.values()
         if p.type in ("number", "integer") and not p.readonly and wanted and _units.dimension(p.unit) == wanted
     ]
+    if len(matches) > 1:  # "fill 90 percent of the cells": the one whose description says what it is of
+        words = _vocabulary.stems(clause) - _vocabulary.FUNCTION_WORDS
+        scores = [len(words & _vocabulary.subject_stems(p)) for p in matches]
+        best = max(scores)
+        if best > 0 and scores.count(best) == 1:
+            return matches[scores.index(best)]
     return matches[0] if len(matches) == 1 else None
 
 
@@ -273,8 +290,12 @@ def _switch(
             said = _vocabulary.stems(clause) - _vocabulary.FUNCTION_WORDS
             states = (_vocabulary.stems(text) - _vocabulary.FUNCTION_WORDS) & _vocabulary.state_stems(param)
             stately = bool(states) or (by_name and STATE_VERB.search(text) is not None)
-            if _vocabulary.opposite_state(param, said):  # "keep the game paused" on a running flag
-                stately, off = True, 1
+            adjective = any(re.search(rf"\b{re.escape(a)}\b", clause) for a in param.aliases if " " not in a)
+            nouns = _vocabulary.target_nouns(manifest) | _vocabulary.FUNCTION_WORDS
+            if adjective and _vocabulary.stems(" ".join(rest - POLITE)) <= nouns:  # "round atoms"
+                stately = True
+            if _vocabulary.opposite_state(param, said) or said & _vocabulary.off_stems(param):
+                stately, off = True, 1  # "keep the game paused" on a running flag; "square atoms"
             elif not (by_name and verb_led and rest <= POLITE) and not stately:
                 continue
             else:
@@ -311,6 +332,9 @@ def _switch(
 def enum_value(clause: str, ctx: PlannerContext) -> tuple[str, Any, str] | None:
     hits = []
     tokens = set(word_tokens(clause))
+    said = _vocabulary.stems(clause) - _vocabulary.FUNCTION_WORDS - _vocabulary.SWITCH_VERBS - _STATE_STEMS
+    joined = " ".join(f"{a}{b}" for a, b in zip(clause.split(), clause.split()[1:], strict=False))
+    clause = f"{clause} {joined}" if joined else clause  # "hot pink": hotpink, "sea green": seagreen
     for p in ctx.manifest.parameters.values():
         if p.enum is None or p.readonly:
             continue
@@ -323,7 +347,19 @@ def enum_value(clause: str, ctx: PlannerContext) -> tuple[str, Any, str] | None:
                     if not (tokens - {option.lower()}) & context:
                         continue
                 hits.append((p.path, option, ""))
+    if not hits:  # "show the instantaneous surface": the option whose gloss holds every word said
+        for p in ctx.manifest.parameters.values():
+            if p.readonly:
+                continue
+            hits += [
+                (p.path, o, f'"{o}" is {p.path}')
+                for o, words in _vocabulary.glosses(p).items()
+                if said and said <= words
+            ]
     return hits[0] if len(hits) == 1 else None
+
+
+_STATE_STEMS = frozenset(_vocabulary.stem(w) for w in ("make", "keep", "set", "let", "have", "get", "put", "use"))
 
 
 def _relative(
@@ -472,6 +508,9 @@ def kept_params(clause: str, manifest: Manifest) -> list[str] | None:
     params = find_params(what, manifest)
     if not params:
         return None
+    said = _vocabulary.stems(what) - _vocabulary.FUNCTION_WORDS
+    if any(p.type == "boolean" and said & (_vocabulary.state_stems(p) - _vocabulary.name_stems(p)) for p in params):
+        return None  # "keep the floor burning": a state to put it in, not a value to keep
     named = set(word_tokens(what))
     for p in params:
         named -= set(word_tokens(" ".join(name_forms(p)).replace(".", " ").replace("_", " ")))
@@ -514,6 +553,14 @@ def _unknown_colour(clause: str, manifest: Manifest) -> str | None:
         return None
     allowed = "; ".join(f"{p.path}: {', '.join(str(o) for o in p.enum or ())}" for p in palettes)
     return f"{named[0]} is not one of the colours I can set ({allowed})."
+
+
+def _without_named_values(clause: str, manifest: Manifest) -> str:
+    """The clause without the values the manifest names ("stopped" is the speed's 0, no negation)."""
+    for p in manifest.parameters.values():
+        for key in p.named or {}:
+            clause = re.sub(rf"(?<![\w.]){re.escape(key)}(?!\w)", " ", clause)
+    return clause
 
 
 def _named_span(clause: str, manifest: Manifest) -> tuple[int, int, str] | None:

@@ -13,7 +13,7 @@ from ._spoken import spoken_numbers
 NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "sixty": 60, "hundred": 100,
+    "forty": 40, "fifty": 50, "sixty": 60, "hundred": 100, "dozen": 12,
 }  # fmt: skip
 
 SYNONYMS = {

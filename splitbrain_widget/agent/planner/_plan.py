@@ -19,7 +19,7 @@ from typing import Any
 
 from ...core import _units
 from ...manifest import ParameterError
-from . import _goals
+from . import _counts, _goals, _running
 from ._clause import enum_value, kept_params, read_clause
 from ._context import LABEL, Plan, PlannedCall, PlannerContext
 from ._format import aim_phrase, describe_param, join_words, short_name, value_text
@@ -67,6 +67,9 @@ def plan(text: str, ctx: PlannerContext) -> Plan:
     action = _action(request, ctx, verb_led=False)  # "launch the projectile": the action's name is the verb
     if action is not None:
         return action
+    stops = _running.action(request, ctx.manifest)  # "let the polygons move": its start action
+    if stops is not None:
+        return Plan(calls=[PlannedCall("run_action", {"name": stops})])
     question = _question(request, ctx)
     if question is not None:
         return question
@@ -91,7 +94,7 @@ def plan(text: str, ctx: PlannerContext) -> Plan:
         if held is not None:  # "keeping that drag": not set, not varied
             kept += held
             continue
-        goal = _goals.read(clause, clause_raw, ctx)
+        goal = None if _counts.RATE.search(clause) else _goals.read(clause, clause_raw, ctx)  # a rate: no goal
         if isinstance(goal, _goals.Goal):
             goals.append(goal)
             continue

@@ -54,6 +54,26 @@ def described_stems(p: Parameter) -> set[str]:
     return stems(first_sentence(p.description))
 
 
+def subject_stems(p: Parameter) -> set[str]:
+    """The words of what a description says the parameter is: up to its first comma, colon,
+    semicolon or bracket ("Share of the board's cells that hold a polygon"; not "the rest squares")."""
+    return stems(re.split(r"[,;:(.]", p.description or "", maxsplit=1)[0]) - FUNCTION_WORDS
+
+
+def glosses(p: Parameter) -> dict[str, set[str]]:
+    """An option's words, where the description glosses each ("height: the instantaneous surface;
+    intensity: the time-averaged square height")."""
+    out: dict[str, set[str]] = {}
+    text = p.description or ""
+    for option in p.enum or ():
+        if not isinstance(option, str):
+            continue
+        match = re.search(rf"(?<![\w-]){re.escape(option)}\s*:\s*([^;]+)", text, re.IGNORECASE)
+        if match:
+            out[option] = stems(match.group(1)) - FUNCTION_WORDS
+    return out
+
+
 def unit_dimension(p: Parameter) -> Hashable | None:
     return _units.dimension(p.unit) if p.unit else None
 
@@ -136,6 +156,12 @@ def state_stems(p: Parameter) -> set[str]:
     return said - SWITCH_VERBS
 
 
+def off_stems(p: Parameter) -> set[str]:
+    """The words a description gives the switch's off state ("Atoms drawn as circles instead of squares")."""
+    match = re.search(r"\binstead of ([a-z ]+?)(?:[.,;(]|$)", (p.description or "").lower())
+    return stems(match.group(1)) - FUNCTION_WORDS if match else set()
+
+
 def opposite_state(p: Parameter, words: set[str]) -> bool:
     """Whether ``words`` say the opposite of what switch ``p`` names: "paused" for a running flag,
     "running" for a paused one (a manifest may list "paused" among a running flag's aliases)."""
@@ -162,7 +188,7 @@ def displayed(clause: str, switches: Sequence[Parameter]) -> list[Parameter]:
 def stated(clause: str, switches: Sequence[Parameter]) -> list[Parameter]:
     """The switches a clause names by a word that says they are on ("keep the floor burning")."""
     words = stems(clause) - FUNCTION_WORDS
-    return [p for p in switches if words & state_stems(p)]
+    return [p for p in switches if words & (state_stems(p) | off_stems(p))]
 
 
 def adjective_named(params: Iterable[Parameter], concepts: Iterable[str]) -> list[Parameter]:

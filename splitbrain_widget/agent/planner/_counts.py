@@ -1,0 +1,81 @@
+"""What a number counts and how often it happens: "200 of them" and "a flock of 60" (the target's one
+count), "10 rolls a second" (the rate whose description names rolls), "365 days every second" (a
+rate in days per second)."""
+
+from __future__ import annotations
+
+import re
+
+from ...core import _units
+from ...manifest import Manifest, Parameter
+from . import _vocabulary
+from ._format import tidy
+from ._lexicon import NUMBER_WORDS, is_unit
+
+RATE = re.compile(
+    rf"(?P<n>-?\d+(?:\.\d+)?|{'|'.join(NUMBER_WORDS)}) (?P<what>[a-z]+) "
+    r"(?:a|per|each|every|an|in a|in one) (?P<per>second|minute|hour|day)\b"
+)
+_PER = {"second": "s", "minute": "min", "hour": "h", "day": "day"}
+OF_THEM = re.compile(r"\b(?P<n>\d+) of them\b")
+GROUP_OF = re.compile(r"\b(?P<group>[a-z]+) of (?P<n>\d+)$")
+
+
+def counts(manifest: Manifest) -> list[Parameter]:
+    """The whole-number parameters that count things: "Number of boids", ``*_count``, "How many ..."."""
+    found = []
+    for p in manifest.parameters.values():
+        if p.type != "integer" or p.readonly:
+            continue
+        label = (p.label or "").lower()
+        if (
+            re.match(r"(?:the )?(?:number|count|amount) of\b", label)
+            or re.search(r"(?:^|_)(?:count|num|number)(?:_|$)", p.name.lower())
+            or re.match(r"how many\b", (p.description or "").lower())
+        ):
+            found.append(p)
+    return found
+
+
+def counted(clause: str, manifest: Manifest) -> tuple[str, int, str] | None:
+    """ "200 of them", "a flock of 60": the target's one count, set."""
+    match = OF_THEM.search(clause)
+    found = counts(manifest)
+    if len(found) != 1:
+        return None
+    p = found[0]
+    if match is None:
+        group = GROUP_OF.search(clause)
+        words = {p.path.split(".")[0]} | _vocabulary.stems(p.label) - {"number", "count", "of"}
+        if group is None or _vocabulary.stem(group.group("group")) not in {_vocabulary.stem(w) for w in words}:
+            return None
+        match = group
+    return p.path, int(match.group("n")), f'"{match.group(0)}": {p.path}'
+
+
+def rate(clause: str, manifest: Manifest) -> str | tuple[str, float, str] | None:
+    """ "10 rolls a second": the clause with a rate in a unit ("365 days every second" -> "365 days/s"),
+    or the rate parameter whose description names the thing, set; None where it holds no rate."""
+    match = RATE.search(clause)
+    if match is None:
+        return None
+    said = match.group("n")
+    n, what, per = float(NUMBER_WORDS.get(said, said)), match.group("what"), _PER[match.group("per")]
+    if is_unit(what, manifest):
+        return clause[: match.start()] + f"{n:g} {what}/{per}" + clause[match.end() :]
+    per_time = _units.dimension("1/s")
+    hits = [
+        p
+        for p in _vocabulary.numbers(manifest, clause)
+        if p.unit
+        and _units.dimension(p.unit) == per_time
+        and _vocabulary.stem(what) in _vocabulary.stems(p.description) | _vocabulary.all_stems(p)
+    ]
+    if len(hits) != 1:
+        return None
+    p = hits[0]
+    value = _units.convert(n, f"1/{per}", p.unit or "1/s")
+    if value is None:
+        return None
+    value = tidy(value)
+    return p.path, round(value) if p.type == "integer" else value, f'"{match.group(0)}": {p.path}'
