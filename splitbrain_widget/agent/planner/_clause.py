@@ -86,12 +86,12 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
         ):
             params = [manifest.parameters[spoken[2]]]
 
-    switch = _switch(clause, manifest, params, current, number)
-    if switch is not None:
-        return switch if isinstance(switch, str) else (switch[0], switch[1], "")
     runs = _running.running(clause, manifest) if number is None else None
     if runs is not None:  # "freeze it", "let it run": the page's pause or running switch
         return runs
+    switch = _switch(clause, manifest, params, current, number)
+    if switch is not None:
+        return switch if isinstance(switch, str) else (switch[0], switch[1], "")
     halt = _halt(clause, ctx) if number is None else None
     if halt is not None:  # "stop the ball": the speed whose description says 0 stops it
         return halt
@@ -259,12 +259,16 @@ def _switch(
     tokens = set(word_tokens(clause))
     named = [p for p in params if p in booleans]
     candidates = named or [p for p in booleans if set(core_words(p)) <= tokens]
+    weak = False  # found by the words of a description or a state, not by a name
     if not candidates:  # "show the lines": one word of the name is enough when only one switch has it
         candidates = [p for p in booleans if set(core_words(p)) & tokens]
     if not candidates:  # "show the velocity arrows", "draw its path": a thing the switch draws
-        candidates = _vocabulary.displayed(clause, booleans)
+        switching = re.search(rf"\b(?:{SEEN_ON}|{SEEN_OFF}|{SWITCH_ON}|{SWITCH_OFF})\b", clause) is not None
+        candidates = _vocabulary.displayed(clause, booleans, switching=switching)
+        weak = bool(candidates)
     if not candidates:  # "keep the floor burning", "let the rules wander": a word that says it is on
         candidates = _vocabulary.stated(clause, booleans)
+        weak = weak or bool(candidates)
     if len(candidates) > 1:
         best = max(len(core_words(p)) for p in candidates)
         candidates = [p for p in candidates if len(core_words(p)) == best]
@@ -296,6 +300,7 @@ def _switch(
                 stately = True
             if _vocabulary.opposite_state(param, said) or said & _vocabulary.off_stems(param):
                 stately, off = True, 1  # "keep the game paused" on a running flag; "square atoms"
+                negations = len(NEGATION.findall(re.sub(r"\bstop(?:ped)?\b", " ", text)))  # "stop" said it
             elif not (by_name and verb_led and rest <= POLITE) and not stately:
                 continue
             else:
@@ -325,6 +330,8 @@ def _switch(
     )
     options = [o for p in manifest.parameters.values() for o in p.enum or () if isinstance(o, str)]
     if number is not None or scales or any(re.search(rf"\b{re.escape(o.lower())}\b", clause) for o in options):
+        if weak:  # "fatter ball on screen": a switch found by its description's words gives way to the change
+            return None
         return f'"{clause}": I can only turn {param.path} on or off; say the other change in its own clause.'
     return param.path, value
 

@@ -39,6 +39,8 @@ def direction(clause: str) -> tuple[str, str, int] | None:
 
 def axis(p: Parameter) -> str | None:
     """The axis a position parameter lies along, from its name (x, y) or its description's words."""
+    if p not in _vocabulary.lengths([p]):  # an angle "above the horizontal" is no position
+        return None
     leaf = p.path.rsplit(".", 1)[-1].lower()
     text = _vocabulary.first_sentence(p.description).lower()
     if leaf == "y" or re.search(r"\b(?:vertical|height|altitude|above the ground)\b", text):

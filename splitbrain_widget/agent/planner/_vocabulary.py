@@ -24,9 +24,11 @@ _SUFFIXES = ("ness", "ing", "ed", "es", "s", "e")
 def stem(word: str) -> str:
     """A word without its plural, -ing, -ed or final e ("arrows" -> "arrow", "running" -> "run",
     "paused" and "pause" -> "paus"): the same on both sides is all that matters."""
-    word = word.lower()
+    word = word.lower().replace("colour", "color")
     for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+        if suffix in ("s", "es") and word.endswith("ss"):
+            continue
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
             if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
                 word = word[:-1]  # "running" -> "run", "stopped" -> "stop"; not "fall", "press"
@@ -169,14 +171,19 @@ def opposite_state(p: Parameter, words: set[str]) -> bool:
     return bool((own & RUN_WORDS and words & PAUSE_WORDS) or (own & PAUSE_WORDS and words & RUN_WORDS))
 
 
-def displayed(clause: str, switches: Sequence[Parameter]) -> list[Parameter]:
+def displayed(clause: str, switches: Sequence[Parameter], *, switching: bool = True) -> list[Parameter]:
     """The switches a clause names by a thing they draw ("the velocity arrows", "its path"): those
     whose words hold a display noun of the clause (or a word for the same thing), the ones that also
-    hold most of the clause's other words first."""
-    words = stems(clause) - FUNCTION_WORDS
+    hold most of the clause's other words first; with no display noun, the one switch whose words
+    hold the most of the clause's ("hide the landing point": "the apex and the landing point")."""
+    words = stems(clause) - FUNCTION_WORDS - SWITCH_VERBS
     nouns = {w for w in words if w in _DISPLAY}
     if not nouns:
-        return []
+        if not switching:  # "fatter ball on screen": no show or hide, so no switch by its description
+            return []
+        scores = [len(words & all_stems(p)) for p in switches]
+        best = max(scores, default=0)
+        return [switches[scores.index(best)]] if best and scores.count(best) == 1 else []
     wanted = set().union(*(_DISPLAY[n] for n in nouns))
     hits = [p for p in switches if wanted & all_stems(p)]
     if len(hits) > 1:
