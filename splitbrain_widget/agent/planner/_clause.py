@@ -295,6 +295,9 @@ def _switch(
             states = (_vocabulary.stems(text) - _vocabulary.FUNCTION_WORDS) & _vocabulary.state_stems(param)
             stately = bool(states) or (by_name and STATE_VERB.search(text) is not None)
             adjective = any(re.search(rf"\b{re.escape(a)}\b", clause) for a in param.aliases if " " not in a)
+            first = clause.split()[0]  # a verb, not the name of a parameter ("perception radius 7.85")
+            if number is None and not find_params(first, manifest) and _vocabulary.described_verb(clause, param):
+                stately = True  # "circle the clusters", "trace the bob's path"
             nouns = _vocabulary.target_nouns(manifest) | _vocabulary.FUNCTION_WORDS
             if adjective and _vocabulary.stems(" ".join(rest - POLITE)) <= nouns:  # "round atoms"
                 stately = True
@@ -403,8 +406,9 @@ def _relative(
             candidates = _vocabulary.adjective_named(pool, concepts)
         if len(candidates) > 1:  # "a heavier bottom bob": the one the clause's other words name
             others = _vocabulary.stems(clause) - _vocabulary.FUNCTION_WORDS - {_vocabulary.stem(c) for c in concepts}
-            qualified = [p for p in candidates if others & (_vocabulary.name_stems(p) | _vocabulary.named_stems(p))]
-            candidates = qualified if len(qualified) == 1 else candidates
+            scores = [len(others & (_vocabulary.name_stems(p) | _vocabulary.named_stems(p))) for p in candidates]
+            if max(scores) > 0 and scores.count(max(scores)) == 1:
+                candidates = [candidates[scores.index(max(scores))]]
         if len(candidates) > 1:
             names = " or ".join(p.path for p in candidates)
             return f'"{clause}" could mean {names}; name one of them.'

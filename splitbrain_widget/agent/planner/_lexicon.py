@@ -36,6 +36,7 @@ _HEAT = ("temperature", "heat", "hot")
 _DENSE = ("density", "dense", "fullness", "crowd")
 _THICK = ("viscosity", "viscous", "thick")
 _FAR = ("distance", "far", "apart", "separation", "spacing")
+_FULL = ("fullness", "full", "occupied", "occupancy")
 COMPARATIVES: dict[str, tuple[int, tuple[str, ...], tuple[str, ...]]] = {
     "faster": (1, _SPEED, ("m/s",)), "quicker": (1, _SPEED, ("m/s",)), "slower": (-1, _SPEED, ("m/s",)),
     "heavier": (1, _MASS, ("kg",)), "lighter": (-1, _MASS, ("kg",)),
@@ -49,6 +50,7 @@ COMPARATIVES: dict[str, tuple[int, tuple[str, ...], tuple[str, ...]]] = {
     "denser": (1, _DENSE, ()), "sparser": (-1, _DENSE, ()), "thicker": (1, _THICK, ()), "thinner": (-1, _THICK, ()),
     "taller": (1, ("height", "tall", "tower"), ()), "farther": (1, _FAR, ()), "further": (1, _FAR, ()),
     "closer": (-1, _FAR, ()), "nearer": (-1, _FAR, ()), "tinier": (-1, _SIZE, ()), "fatter": (1, _SIZE, ()),
+    "chunkier": (1, _SIZE, ()), "fuller": (1, _FULL, ()), "emptier": (-1, _FULL, ()),
 }  # fmt: skip
 
 DISTANCES = frozenset({"farther", "further", "closer", "nearer"})  # comparatives of a distance (a length)
@@ -154,6 +156,30 @@ def phrasal(clause: str) -> str:
         if said != clause:
             return re.sub(r"\s+", " ", said).strip()
     return clause
+
+
+_SHOW_VERB = re.compile(rf"^(?:please )?(?P<verb>(?:{SEEN_ON}|{SEEN_OFF}))\b")
+
+
+def share_verbs(clauses: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """ "hide the periapsis and apoapsis": the show or hide verb of a clause goes on to the next one
+    when that is a bare thing (no verb, no number, at most three words)."""
+    out: list[tuple[str, str]] = []
+    verb = None
+    for clause, raw in clauses:
+        bare = (
+            len(clause.split()) <= 3
+            and not NUMBER_RE.search(clause)
+            and not re.search(
+                rf"\b(?:{SEEN_ON}|{SEEN_OFF}|{SWITCH_ON}|{SWITCH_OFF}|set|make|change|turn|put)\b", clause
+            )
+        )
+        if verb is not None and bare:
+            clause, raw = f"{verb} {clause}", f"{verb} {raw}"
+        found = _SHOW_VERB.match(clause)
+        verb = found.group("verb") if found else None
+        out.append((clause, raw))
+    return out
 
 
 def merge_asides(clauses: list[tuple[str, str]], manifest: Manifest) -> list[tuple[str, str]]:

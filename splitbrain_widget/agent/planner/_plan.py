@@ -36,6 +36,7 @@ from ._lexicon import (
     find_params,
     merge_asides,
     normalise,
+    share_verbs,
     split_clauses,
     word_tokens,
 )
@@ -78,7 +79,7 @@ def plan(text: str, ctx: PlannerContext) -> Plan:
     failed: list[tuple[str, str | None]] = []  # (why, the clause when it may only restate a goal)
     goals: list[_goals.Goal] = []
     kept: list[str] = []
-    for clause, clause_raw in _goals.merge_vary(merge_asides(split_clauses(request, raw), ctx.manifest)):
+    for clause, clause_raw in _goals.merge_vary(merge_asides(share_verbs(split_clauses(request, raw)), ctx.manifest)):
         if set(clause.split()) <= GREETINGS:  # "ok, set the speed to 12"
             continue
         if stray_sign(clause):  # a sign with no number to belong to: never drop it and change the other way

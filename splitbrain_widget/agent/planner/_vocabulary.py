@@ -158,6 +158,25 @@ def state_stems(p: Parameter) -> set[str]:
     return said - SWITCH_VERBS
 
 
+_COMMON_VERBS = frozenset(
+    stem(w) for w in ("make", "set", "keep", "let", "have", "get", "put", "turn", "use", "give", "change", "go")
+)
+
+
+def described_verb(clause: str, p: Parameter) -> bool:
+    """Whether the clause starts with the verb of what switch ``p`` does, as its description says it
+    ("circle the clusters": "are found and circled") or as a word for the thing it draws ("trace")."""
+    first = re.match(r"(?:please )?([a-z]+)\b", clause)
+    if first is None:
+        return False
+    verb = stem(first.group(1))
+    if verb in _COMMON_VERBS or verb in FUNCTION_WORDS:
+        return False
+    if verb in stems(p.description):
+        return True
+    return verb in _DISPLAY and bool(_DISPLAY[verb] & all_stems(p))
+
+
 def off_stems(p: Parameter) -> set[str]:
     """The words a description gives the switch's off state ("Atoms drawn as circles instead of squares")."""
     match = re.search(r"\binstead of ([a-z ]+?)(?:[.,;(]|$)", (p.description or "").lower())
