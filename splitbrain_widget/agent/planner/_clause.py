@@ -57,6 +57,9 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
     said = phrasal(clause)  # "speed the flock up": the flock faster
     if said != clause:
         clause = raw = said
+    lacking = re.search(r"\b([a-z]{3,})less\b", clause)  # "make it airless": its "no air"
+    if lacking and any(f"no {lacking.group(1)}" in (p.named or {}) for p in manifest.parameters.values()):
+        clause = raw = clause.replace(lacking.group(0), f"no {lacking.group(1)}")
     per = _counts.rate(clause, manifest)  # "10 rolls a second", "365 days every second"
     if isinstance(per, tuple):
         return per
@@ -66,6 +69,9 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
     if of is not None:
         return of
     number = read_number(clause, raw, manifest)
+    showing = re.match(rf"(?:please )?(?:{SEEN_ON}|{SEEN_OFF})\b", clause) is not None
+    if number is not None and number.word and showing and _vocabulary.in_a_description(number, manifest):
+        number = None  # "hide the zero crossings": words of a description, not a value
     skip = (number.unit_start, number.end) if number and number.unit else None
     params = find_params(clause, manifest, skip)
     counted = counted_param(number, manifest) if number is not None and not params else None
@@ -140,6 +146,10 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
     if relative is not None:
         return relative
 
+    if param is None and number is not None and number.unit is None:
+        glossed = _glossed_count(clause, number, manifest)  # "hang two bobs": double, "a second rod and bob"
+        if glossed is not None:
+            return glossed
     if param is None:
         param = _by_unit(clause, manifest, number)
     if param is None:
@@ -295,8 +305,7 @@ def _switch(
             states = (_vocabulary.stems(text) - _vocabulary.FUNCTION_WORDS) & _vocabulary.state_stems(param)
             stately = bool(states) or (by_name and STATE_VERB.search(text) is not None)
             adjective = any(re.search(rf"\b{re.escape(a)}\b", clause) for a in param.aliases if " " not in a)
-            first = clause.split()[0]  # a verb, not the name of a parameter ("perception radius 7.85")
-            if number is None and not find_params(first, manifest) and _vocabulary.described_verb(clause, param):
+            if number is None and _vocabulary.described_verb(clause, param):  # not "perception radius 7.85"
                 stately = True  # "circle the clusters", "trace the bob's path"
             nouns = _vocabulary.target_nouns(manifest) | _vocabulary.FUNCTION_WORDS
             if adjective and _vocabulary.stems(" ".join(rest - POLITE)) <= nouns:  # "round atoms"
@@ -369,7 +378,33 @@ def enum_value(clause: str, ctx: PlannerContext) -> tuple[str, Any, str] | None:
     return hits[0] if len(hits) == 1 else None
 
 
-_STATE_STEMS = frozenset(_vocabulary.stem(w) for w in ("make", "keep", "set", "let", "have", "get", "put", "use"))
+_STATE_STEMS = frozenset(
+    _vocabulary.stem(w) for w in ("make", "keep", "set", "let", "have", "get", "put", "use", "give", "want")
+)
+_NUMERALS = {1: ("one", "single"), 2: ("two", "second", "double", "pair", "both"), 3: ("three", "third", "triple")}
+
+
+def _glossed_count(clause: str, number: Number, manifest: Manifest) -> tuple[str, Any, str] | None:
+    """The option whose gloss holds the clause's words and says its number ("2 rods": "double: a
+    second equal rod and bob"), where exactly one does."""
+    numerals = (
+        {_vocabulary.stem(w) for w in _NUMERALS.get(int(number.value), ())} if number.value.is_integer() else set()
+    )
+    said = (
+        _vocabulary.stems(clause[: number.start] + " " + clause[number.end :])
+        - _vocabulary.FUNCTION_WORDS
+        - _STATE_STEMS
+    )
+    if not numerals or not said:
+        return None
+    hits = [
+        (p.path, option, f'"{clause}": {option}')
+        for p in manifest.parameters.values()
+        if not p.readonly
+        for option, words in _vocabulary.glosses(p).items()
+        if said <= words and numerals & words
+    ]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _relative(
@@ -395,27 +430,37 @@ def _relative(
         if alike and alike.group(1) in AS_ADJECTIVES:  # "twice as fast", "half as big"
             word = AS_ADJECTIVES[alike.group(1)]
         _way, concepts, units = COMPARATIVES.get(word or "", (0, (), ()))
-        pool = _vocabulary.numbers(manifest, clause)
-        if word in DISTANCES:  # "see farther": a distance, never a weight named "separation"
-            pool = _vocabulary.lengths(pool)
-        candidates = _vocabulary.named_by(pool, concepts, units) if concepts else []
-        adjective = re.search(r"\b(?:more|less|fewer)\s+([a-z]+)\b", clause) if not concepts else None
-        if adjective is not None and not re.search(r"(?<![ou])s$", adjective.group(1)):  # not "more balls"
-            adj = adjective.group(1)  # "more damped", "more often", "less viscous"
-            concepts = tuple({adj, ADJECTIVE_NOUNS.get(adj, adj), adj[:-1] if adj.endswith("y") else adj})
-            candidates = _vocabulary.adjective_named(pool, concepts)
-        if len(candidates) > 1:  # "a heavier bottom bob": the one the clause's other words name
-            others = _vocabulary.stems(clause) - _vocabulary.FUNCTION_WORDS - {_vocabulary.stem(c) for c in concepts}
-            scores = [len(others & (_vocabulary.name_stems(p) | _vocabulary.named_stems(p))) for p in candidates]
-            if max(scores) > 0 and scores.count(max(scores)) == 1:
-                candidates = [candidates[scores.index(max(scores))]]
-        if len(candidates) > 1:
-            names = " or ".join(p.path for p in candidates)
-            return f'"{clause}" could mean {names}; name one of them.'
-        if not candidates:
-            unknown = f'"{clause}": I could not tell which parameter to change.'
-            return None if not concepts and factor is None else unknown
-        param = candidates[0]
+        if word in ("higher", "lower") and not concepts:  # "put the probe a bit higher": its y, named
+            ys = [
+                p for p in _vocabulary.numbers(manifest) if _positions.axis(p) == "vertical" and p.path.endswith(".y")
+            ]
+            named_ys = [p for p in ys if p.path.split(".")[0] in set(word_tokens(clause))]
+            if len(named_ys) == 1:
+                param = named_ys[0]
+        if param is None:
+            pool = _vocabulary.numbers(manifest, clause)
+            if word in DISTANCES:  # "see farther": a distance, never a weight named "separation"
+                pool = _vocabulary.lengths(pool)
+            candidates = _vocabulary.named_by(pool, concepts, units) if concepts else []
+            adjective = re.search(r"\b(?:more|less|fewer)\s+([a-z]+)\b", clause) if not concepts else None
+            if adjective is not None and not re.search(r"(?<![ou])s$", adjective.group(1)):  # not "more balls"
+                adj = adjective.group(1)  # "more damped", "more often", "less viscous"
+                concepts = tuple({adj, ADJECTIVE_NOUNS.get(adj, adj), adj[:-1] if adj.endswith("y") else adj})
+                candidates = _vocabulary.adjective_named(pool, concepts)
+            if len(candidates) > 1:  # "a heavier bottom bob": the one the clause's other words name
+                others = (
+                    _vocabulary.stems(clause) - _vocabulary.FUNCTION_WORDS - {_vocabulary.stem(c) for c in concepts}
+                )
+                scores = [len(others & (_vocabulary.name_stems(p) | _vocabulary.named_stems(p))) for p in candidates]
+                if max(scores) > 0 and scores.count(max(scores)) == 1:
+                    candidates = [candidates[scores.index(max(scores))]]
+            if len(candidates) > 1:
+                names = " or ".join(p.path for p in candidates)
+                return f'"{clause}" could mean {names}; name one of them.'
+            if not candidates:
+                unknown = f'"{clause}": I could not tell which parameter to change.'
+                return None if not concepts and factor is None else unknown
+            param = candidates[0]
     if param.type not in ("number", "integer"):
         return f"{param.path} is a {param.type}; I can only scale numbers."
     now = current.get(param.path, param.value)

@@ -260,7 +260,7 @@ ACTION_VERB = re.compile(
 BUTTON_VERBS = {"press", "click", "hit", "push", "tap"}  # these name a button: no action matching is a refusal
 
 ACTION_FILLER = {"the", "a", "an", "it", "please", "now", "again", "simulation", "sim", "page", "button", "action",
-                  "for", "me", "once", "this", "that"}  # fmt: skip
+                  "for", "me", "once", "this", "that", "on", "one", "of"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -276,11 +276,15 @@ class Number:
     others: int  # how many more numbers the clause holds outside this one and its unit
 
 
+GREYS = re.compile(r"\b(?:black[ -]and[ -]white|greyscale|gr[ae]y[ -]scale|monochrome)\b", re.IGNORECASE)
+
+
 def normalise(text: str) -> str:
     """Trimmed, one space between words, "colour" -> "color", spoken numbers, signs and corrections
     as digits ("minus thirty" -> "-30", "30, no wait, 40" -> "40"); the case is kept for units (mm / Mm)."""
     out = re.sub(r"colour", "color", text.strip().replace("’", "'"), flags=re.IGNORECASE)
     out = re.sub(r"[!.]+$", "", out).strip()
+    out = GREYS.sub("grayscale", out)  # "black and white": one option, not two clauses
     return spoken_numbers(re.sub(r"\s+", " ", out))
 
 

@@ -281,7 +281,26 @@ def _action_matches(what: list[str], name: str, ctx: PlannerContext) -> bool:
     for form in forms:
         if form and tuple(what[: len(form)]) == form and set(what[len(form) :]) <= ACTION_FILLER | own:
             return True
+    # "erase the trail on the red one", "wipe the red trace": its verb (or one meaning it) first, then
+    # its other words among the action's own ("red" is in its description), articles aside
+    said = [w for w in what if w not in _ARTICLES]
+    if not said:
+        return False
+    verbs = {said[0], *ACTION_SYNONYMS.get(said[0], ())}
+    for form in forms:
+        if (
+            len(form) > 1
+            and form[0] in verbs
+            and set(form[1:]) <= set(said[1:])
+            and set(said[1:]) - set(form) <= ACTION_FILLER | own
+        ):
+            return True
     return False
+
+
+_ARTICLES = {"the", "a", "an", "its", "their", "this", "that"}
+ACTION_SYNONYMS = {"wipe": ("clear", "erase"), "erase": ("clear",), "delete": ("clear", "erase"),
+                   "remove": ("clear", "erase"), "begin": ("start",), "halt": ("stop",)}  # fmt: skip
 
 
 def _action(request: str, ctx: PlannerContext, *, verb_led: bool) -> Plan | None:

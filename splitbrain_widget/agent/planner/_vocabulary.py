@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any
 
 from ...core import _units
 from ...manifest import Manifest, Parameter
@@ -233,6 +234,19 @@ def lengths(params: Iterable[Parameter]) -> list[Parameter]:
     """The parameters that are distances: a unit of length, or pixels."""
     length = _units.dimension("m")
     return [p for p in params if p.unit and (unit_dimension(p) == length or p.unit.strip().lower() == "px")]
+
+
+_SPOKEN = {0: "zero", 1: "one", 2: "two", 3: "three"}
+
+
+def in_a_description(number: Any, manifest: Manifest) -> bool:
+    """Whether a small number and the word after it are a phrase of a switch's description ("zero
+    crossings"), so no value at all."""
+    spoken = _SPOKEN.get(int(number.value)) if float(number.value).is_integer() else None
+    if spoken is None or number.unit is not None:
+        return False
+    phrase = f"{spoken} {number.word}"
+    return any(phrase in (p.description or "").lower() for p in booleans(manifest))
 
 
 def target_nouns(manifest: Manifest) -> set[str]:
