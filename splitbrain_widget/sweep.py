@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .core import _twins
+from .core._platform import need
 
 if TYPE_CHECKING:
     import pandas
@@ -241,7 +242,7 @@ def _run(plan: Plan, points: list[dict[str, Any]], client: Any, progress: bool, 
 def _frame(
     keys: list[str], points: list[dict[str, Any]], measured: tuple[str, ...] | None, outcomes: list[Outcome]
 ) -> pandas.DataFrame:
-    import pandas
+    pandas = need("pandas", "sweep()")
 
     if measured is None:  # no observables declared: every key any page reported, in the order first seen
         measured = tuple(dict.fromkeys(key for outcome in outcomes for key in outcome.observed))

@@ -32,6 +32,7 @@ from .core._echo import EchoThrottle
 from .core._operations import NO_VIEW_MESSAGE, Operations
 from .core._page_truth import REFUSED_KEY
 from .core._picture import Picture, PictureError, SnapshotError, checked_picture, picture_from
+from .core._platform import desktop_only
 from .core._seam import Host, ViewHost, as_host
 from .core._stream import Streamer, StreamStats
 from .features import _describe, _export, _seek
@@ -372,6 +373,7 @@ class TargetWidget(anywidget.AnyWidget):
         winning, and sent as one apply when it returns. Bad values raise :class:`ParameterError`
         at once; ``sim.values`` changes immediately. See :attr:`stream_stats` and :meth:`flush_stream`.
         """
+        desktop_only("stream()", "await sim.aset_parameters(...) for each value")
         coerced = self.schema.coerce_many(values)
         with self._trait_lock, self._echo.deferred("values"):  # one echo per pause, not one per value
             self.values = {**self.values, **coerced}

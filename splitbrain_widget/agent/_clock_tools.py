@@ -160,7 +160,9 @@ async def sweep(ctx: ToolContext, args: dict[str, Any]) -> ToolResult | dict[str
         advance_s = _number(args, "advance")
         measure = _names(args, "measure")
         sim = ctx.sim
-        frame = await _twins.awaiting(lambda _cancelled: sim.sweep(grid, measure=measure, advance=advance_s))
+        frame = await _twins.awaiting(
+            lambda _cancelled: sim.sweep(grid, measure=measure, advance=advance_s), what="sweep"
+        )
     except Exception as exc:
         return _failure("sweep", exc)
     return _table_result(ctx, "sweep", f"measured {len(frame)} points", frame)

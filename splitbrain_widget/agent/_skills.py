@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from . import _front_matter
+
 if TYPE_CHECKING:
     from ..manifest import Manifest
     from ..manifest.registry import Target
@@ -107,8 +109,6 @@ class Skill:
     @classmethod
     def from_markdown(cls, text: str, source: str = "<inline>") -> Skill:
         """Parse a skill: ``---``, YAML front matter, ``---``, then the Markdown body."""
-        import yaml  # PyYAML: front matter is YAML wherever Markdown carries it
-
         match = _FENCE.match(text.lstrip("\ufeff"))
         if match is None:
             raise SkillError(
@@ -116,9 +116,9 @@ class Skill:
                 "when, targets, confirm_before) and a line '---', then the body"
             )
         try:
-            fields = yaml.safe_load(match.group(1))
-        except yaml.YAMLError as exc:
-            raise SkillError(f"{source}: the front matter is not valid YAML: {exc}") from None
+            fields = _front_matter.read(match.group(1))  # YAML, as wherever Markdown carries it
+        except _front_matter.FrontMatterError as exc:
+            raise SkillError(f"{source}: {exc}") from None
         if not isinstance(fields, dict):
             raise SkillError(f"{source}: the front matter must be fields (name: ..., description: ...)")
         front = _validated(fields, source)

@@ -17,6 +17,7 @@ from ..agent._tools import call_label
 from ..core import _kernel_tap
 from ..core._audit import INSPECTOR, call_source
 from ..core._lesson import LessonError, current_lesson
+from ..core._platform import in_browser
 from ..core._secrets import redact
 from ..protocol import ProtocolError, approval_closed, approval_request, chat_event, code_message
 
@@ -37,6 +38,7 @@ class ChatController:
         self.sim = sim
         self.agent = agent
         self._worker: threading.Thread | None = None
+        self._task: asyncio.Future[None] | None = None  # the answer being written, in the browser
         self._lock = threading.Lock()
         self._approvals: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[bool]]] = {}
         self._approval_counter = 0
@@ -48,8 +50,11 @@ class ChatController:
         if not text:
             return
         with self._lock:
-            if self._worker is not None and self._worker.is_alive():
+            if self.busy():
                 self._send_event({"kind": "busy", "text": "still answering the previous message; press Stop first"})
+                return
+            if in_browser():  # one thread: the answer is a task on Pyodide's loop
+                self._task = asyncio.ensure_future(self._aanswer(text))
                 return
             self._worker = threading.Thread(target=self._answer, args=(text,), name="splitbrain-chat", daemon=True)
             self._worker.start()
@@ -72,11 +77,18 @@ class ChatController:
 
     def on_set(self, values: dict[str, Any]) -> None:
         """A control in the panel moved: apply it like any other call (validated, audited)."""
-        threading.Thread(target=self._control, args=("set", values), name="splitbrain-control", daemon=True).start()
+        self._start_control("set", values)
 
     def on_act(self, name: str) -> None:
         """An action's button in the panel: run it like any other call (validated, audited)."""
-        threading.Thread(target=self._control, args=("act", name), name="splitbrain-control", daemon=True).start()
+        self._start_control("act", name)
+
+    def _start_control(self, what: str, argument: Any) -> None:
+        if in_browser():  # one thread: a task on Pyodide's loop
+            _KEPT.add(task := asyncio.ensure_future(self._acontrol(what, argument)))
+            task.add_done_callback(_KEPT.discard)
+            return
+        threading.Thread(target=self._control, args=(what, argument), name="splitbrain-control", daemon=True).start()
 
     def on_copy_code(self) -> None:
         """The panel's "Copy as code": send it ``sim.audit.to_code()`` (bounded) to put on the clipboard."""
@@ -91,6 +103,8 @@ class ChatController:
             log.debug("could not send the code", exc_info=True)
 
     def busy(self) -> bool:
+        if self._task is not None and not self._task.done():
+            return True
         return self._worker is not None and self._worker.is_alive()
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
@@ -132,9 +146,13 @@ class ChatController:
         self.sim.chat_lesson = "" if lesson is None else f"Lesson policy ({lesson.source}): {lesson.summary()}"
 
     def _answer(self, text: str) -> None:
+        """The chat's worker thread: the answer on an event loop of its own."""
+        _kernel_tap.prepare_thread()  # ipykernel 7.0: this thread's first trait send needs the parent set
+        asyncio.run(self._aanswer(text))
+
+    async def _aanswer(self, text: str) -> None:
         from ..agent import Agent
 
-        _kernel_tap.prepare_thread()  # ipykernel 7.0: this thread's first trait send needs the parent set
         self.show_lesson()  # a policy put in place or edited since the panel opened
 
         if self.agent is None:
@@ -147,8 +165,8 @@ class ChatController:
         self._append({"role": "user", "text": text})
         self.sim.chat_busy = True
         try:
-            with call_source(f"chat: {text}"):  # Agent.ask carries it to its run's tool calls
-                result = self.agent.ask(text, on_event=self._on_event)
+            with call_source(f"chat: {text}"):  # Agent.aask carries it to its run's tool calls
+                result = await self.agent.aask(text, on_event=self._on_event)
             entry: dict[str, Any] = {"role": "assistant", "text": result.text, "model": result.model}
             if result.stopped:
                 entry["stopped"] = result.stopped
@@ -163,10 +181,14 @@ class ChatController:
             self.sim.chat_model = self.agent.model if self.agent else ""
 
     def _control(self, what: str, argument: Any) -> None:
-        """Run a panel control's call as the inspector's; a failure goes back to the panel as a ``control_error``."""
+        """A panel control's worker thread: the call on an event loop of its own."""
         _kernel_tap.prepare_thread()
+        asyncio.run(self._acontrol(what, argument))
+
+    async def _acontrol(self, what: str, argument: Any) -> None:
+        """Run a panel control's call as the inspector's; a failure goes back to the panel as a ``control_error``."""
         with call_source(INSPECTOR):
-            result = self.sim.set_parameters(argument) if what == "set" else self.sim.act(argument)
+            result = await (self.sim.aset_parameters(argument) if what == "set" else self.sim.aact(argument))
         if not result.ok and result.error is not None:
             self._send_event({"kind": "control_error", "text": str(result)})
 
@@ -208,6 +230,9 @@ class ChatController:
         with self._lock:
             transcript = [*self.sim.transcript, entry][-MAX_TRANSCRIPT:]
             self.sim.transcript = transcript
+
+
+_KEPT: set[asyncio.Future[None]] = set()  # the loop keeps only a weak reference to a task
 
 
 def _resolve(future: asyncio.Future[bool], value: bool) -> None:

@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._platform import need
 from ._secrets import redact
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ class AuditLog:
         """The entries as a pandas DataFrame, one row per call, indexed by time (UTC): ``op``, ``ok``,
         ``code``, ``duration_ms``, ``source``, ``changed``, ``target``, ``arguments``, ``message``,
         ``view_id``, ``views_applied``, ``agent_id``."""
-        import pandas
+        pandas = need("pandas", "the audit table")
 
         columns = [
             "op",

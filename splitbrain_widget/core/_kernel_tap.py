@@ -37,6 +37,8 @@ from collections.abc import Callable
 from hmac import compare_digest
 from typing import Any
 
+from ._platform import in_browser
+
 log = logging.getLogger("splitbrain_widget.kernel_tap")
 
 # comm_id -> handler(content) -> True when it consumed the message. Called on the shell-channel
@@ -112,7 +114,14 @@ def in_marimo_cell() -> bool:
 
 def main_loop() -> Any | None:
     """The asyncio loop of the thread that runs cells (the kernel's main thread; in a marimo cell,
-    marimo's loop of this session), or None outside a kernel."""
+    marimo's loop of this session; in the browser, Pyodide's), or None outside a kernel."""
+    if in_browser():
+        import asyncio
+        import warnings
+
+        with warnings.catch_warnings():  # Pyodide's loop is the policy's: no running loop needed to name it
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return asyncio.get_event_loop()
     if in_marimo_cell():
         import asyncio
 
@@ -132,7 +141,10 @@ def replies_reach_this_thread(*, awaiting: bool) -> bool:
     loop reads the shell stream (ipykernel < 7), a wait on another thread (the chat panel's, the
     agent's) hears the reply once the running cell ends; on the main thread, a blocking wait never
     does (the cell holds the loop that would read it), and an awaited one does only with the tap
-    wrapped on that loop and while it awaits on that loop (an ``await`` in a cell)."""
+    wrapped on that loop and while it awaits on that loop (an ``await`` in a cell). In the browser
+    (a Pyodide kernel: one thread), only an awaited call hears it, while it awaits."""
+    if in_browser():
+        return awaiting
     if in_marimo_cell():
         return False
     k = kernel()
@@ -152,6 +164,8 @@ def replies_reach_this_thread(*, awaiting: bool) -> bool:
 
 def describe() -> str:
     """This kernel in a few words, for a message that explains why a call did not wait."""
+    if in_browser():
+        return "the browser's Pyodide kernel (JupyterLite: one thread; a page answers a cell while it awaits)"
     if in_marimo_cell():
         version = getattr(sys.modules.get("marimo"), "__version__", "?")
         return f"marimo {version} (a view's answer reaches Python only between cells)"

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 
 from ._kernel_tap import prepare_thread
+from ._platform import in_browser
 
 log = logging.getLogger("splitbrain_widget.later")
 
@@ -30,7 +31,13 @@ class Later:
         self._thread: threading.Thread | None = None
 
     def call_at(self, when: float, fn: Callable[[], None]) -> None:
-        """Run ``fn`` at ``when`` (``time.monotonic()``), or as soon as possible after."""
+        """Run ``fn`` at ``when`` (``time.monotonic()``), or as soon as possible after. In the browser
+        (no threads), on Pyodide's event loop."""
+        if in_browser():
+            import asyncio
+
+            asyncio.get_event_loop().call_later(max(0.0, when - time.monotonic()), _guarded, fn)
+            return
         with self._cond:
             heapq.heappush(self._heap, (when, next(self._order), fn))
             if self._thread is None:
@@ -46,10 +53,14 @@ class Later:
                 while not self._heap or self._heap[0][0] > time.monotonic():
                     self._cond.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
                 _, _, fn = heapq.heappop(self._heap)
-            try:
-                fn()
-            except Exception:  # one failing callback must not stop the others
-                log.exception("a deferred call failed")
+            _guarded(fn)
+
+
+def _guarded(fn: Callable[[], None]) -> None:
+    try:
+        fn()
+    except Exception:  # one failing callback must not stop the others
+        log.exception("a deferred call failed")
 
 
 LATER = Later(thread_init=prepare_thread)

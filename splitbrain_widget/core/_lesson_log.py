@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _lesson_notebook
 from ._lesson import MAX_NOTEBOOK_BYTES, Lesson, LessonError, current_lesson
+from ._platform import need
 
 if TYPE_CHECKING:
     import pandas
@@ -146,7 +147,7 @@ def lesson_log(path: str | Path | None = None) -> pandas.DataFrame:
     """The records of a lesson log as a table (``sb.lesson_log()``), one row each: the file's (the
     rotated one first), a saved notebook's (``.ipynb``), or the log of the lesson in force where
     ``path`` is None."""
-    import pandas
+    pandas = need("pandas", "sb.lesson_log()")
 
     file = Path(path).expanduser() if path is not None else log_file(current_lesson())
     if file is None:

@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable, Hashable
 
 from ._kernel_tap import prepare_thread
+from ._platform import in_browser
 
 log = logging.getLogger("splitbrain_widget.pacing")
 
@@ -90,7 +91,13 @@ class Pacer:
     ) -> Ticket | None:
         """Run ``send`` (which sends ``messages`` messages for ``key``) now if the rate and the key's
         window allow and nothing waits ahead of it, and return None; else queue it and return its
-        :class:`Ticket`. Every send that went out must be followed by :meth:`done` for its key."""
+        :class:`Ticket`. Every send that went out must be followed by :meth:`done` for its key. In the
+        browser there is no server to rate-limit messages (and no thread to wait on): it sends now."""
+        if in_browser():
+            with self._cond:
+                self._in_flight[key] = self._in_flight.get(key, 0) + 1
+            send()
+            return None
         with self._cond:
             if not self._queued and self._room(key) and self._take(messages):
                 self._in_flight[key] = self._in_flight.get(key, 0) + 1

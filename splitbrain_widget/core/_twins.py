@@ -24,6 +24,8 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
+from ._platform import desktop_only
+
 T = TypeVar("T")
 
 _STOPPED: contextvars.ContextVar[Callable[[], bool]] = contextvars.ContextVar("splitbrain_stopped")
@@ -41,11 +43,15 @@ INTERRUPTED_JOIN_S = 30.0  # how long a Ctrl-C waits for the work to end before 
 
 
 async def awaiting(
-    engine: Callable[[Callable[[], bool]], T], *, undo: Callable[[T], Awaitable[None]] | None = None
+    engine: Callable[[Callable[[], bool]], T],
+    *,
+    undo: Callable[[T], Awaitable[None]] | None = None,
+    what: str = "this call",
 ) -> T:
     """``engine(cancelled)`` on a worker thread, awaited. Cancelled, the engine is told (``cancelled()``
     turns true), waited for, and what it returned meanwhile handed to ``undo``; then the
-    ``CancelledError`` is raised."""
+    ``CancelledError`` is raised. In the browser (no threads) ``what`` is not available."""
+    desktop_only(what)
     stop = threading.Event()
     told = _STOPPED.set(stop.is_set)  # the worker thread runs in a copy of this context
     try:
@@ -75,7 +81,8 @@ def blocking(
     """Run the coroutine ``make()`` makes to the end on a worker thread's own event loop and return its
     result (or raise its exception) here. The thread runs in a copy of this context. A
     KeyboardInterrupt calls ``on_interrupt``, waits up to INTERRUPTED_JOIN_S for the work to end and
-    is raised."""
+    is raised. In the browser (no threads) it says to await the awaitable twin instead."""
+    desktop_only(f"{name}, a call that blocks until its work ends,", "await its awaitable twin instead")
     box: list[T] = []
     failed: list[BaseException] = []
     context = contextvars.copy_context()

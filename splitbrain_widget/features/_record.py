@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..core import _twins
+from ..core._platform import need
 from ..core._seam import blocking_wait_hears, cannot_hear_in_cell
 from ..manifest import Manifest
 from . import _observables
@@ -130,7 +131,8 @@ async def arecord(
     its next batch of steps (the batches in flight end first) and the cancellation is raised once it
     has."""
     return await _twins.awaiting(
-        lambda cancelled: record(sim, seconds, every=every, observables=observables, cancelled=cancelled)
+        lambda cancelled: record(sim, seconds, every=every, observables=observables, cancelled=cancelled),
+        what="record",
     )
 
 
@@ -276,7 +278,7 @@ def _frame(
     clock: Clock,
     reports: int | None,
 ) -> pandas.DataFrame:
-    import pandas
+    pandas = need("pandas", "record()")
 
     manifest = sim.schema
     if names is None:

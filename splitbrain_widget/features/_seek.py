@@ -245,7 +245,7 @@ async def aseek(sim: TargetWidget, observable: str, goal: float | str, **options
             await asyncio.to_thread(sim.set_parameters, back)
 
     return await _twins.awaiting(
-        lambda cancelled: seek(sim, observable, goal, cancelled=cancelled, **options), undo=undo
+        lambda cancelled: seek(sim, observable, goal, cancelled=cancelled, **options), undo=undo, what="seek"
     )
 
 

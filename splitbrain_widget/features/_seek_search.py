@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ..core._platform import need
 from ..manifest import Parameter
 from ..protocol import ChangedValue, ErrorCode, ToolResult, changed_value
 from . import _observables as observables
@@ -412,4 +413,5 @@ class Search:
 
 def optimize() -> Any:
     """scipy.optimize, imported on first use (scipy ships no type hints)."""
+    need("scipy", "seek (its root finder)")
     return importlib.import_module("scipy.optimize")

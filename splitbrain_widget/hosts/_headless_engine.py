@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._bounds import repair_text
+from ..core._platform import in_browser
 from ._browser_finder import BrowserNotFound, FoundBrowser, find_browser
 from ._network_gate import NetworkGate, open_gate
 
@@ -110,6 +111,11 @@ def new_engine_loop(platform: str = sys.platform) -> asyncio.AbstractEventLoop:
 
 
 def _require_playwright() -> None:
+    if in_browser():  # a subprocess and threads: neither exists in the browser's Python
+        raise HeadlessUnavailable(
+            "the headless runtime (HeadlessTarget, headless=True, sweep) is not available in the browser "
+            "(JupyterLite's Python has no threads or processes); the notebook's own view runs the page there"
+        )
     try:
         import playwright.async_api  # noqa: F401
     except ImportError as exc:

@@ -129,7 +129,9 @@ def serve_mcp(
     """
     global _SERVER
     from ..core._lesson import require
+    from ..core._platform import desktop_only
 
+    desktop_only("the MCP server", "serve the notebook's widgets from a Jupyter on a computer")
     require(lambda policy: policy.mcp.enabled, "does not let the MCP server start")
     with _LOCK:
         if _SERVER is not None and _SERVER.running:

@@ -1,0 +1,66 @@
+"""Where the package runs, and what a feature needs that a place may lack.
+
+In the browser (JupyterLite's Pyodide kernel, ``sys.platform == "emscripten"``) Python has one
+thread and no subprocesses: a call that blocks cannot hear the page before its cell ends (it is
+answered as ``deferred``, pointing at its awaited twin), and the features built on threads or
+processes (the headless runtime, Dask, the MCP server, ``seek`` and ``record`` engines) say they are
+not available there. scipy, pandas and PyYAML are installed with the package everywhere but there
+(no WebAssembly wheels on PyPI): a feature that needs one says which and how to add it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+
+# module -> (the distribution to install, what it is for)
+OPTIONAL = {
+    "scipy": ("scipy", "seek (its root finder)"),
+    "pandas": ("pandas", "tables (record, sweep, the audit and lesson logs)"),
+    "yaml": ("pyyaml", "skills' YAML front matter beyond its simple form"),
+}
+
+
+class NotInBrowser(RuntimeError):
+    """A feature that needs a thread or a process, which the browser's Python does not have."""
+
+
+class MissingDependency(ImportError):
+    """A feature needs a package that is not installed here; the message says which and how to add it."""
+
+
+def in_browser() -> bool:
+    """Whether this Python runs in the browser (Pyodide: JupyterLite, a browser-only notebook)."""
+    return sys.platform == "emscripten"
+
+
+def desktop_only(feature: str, instead: str = "") -> None:
+    """Raise :class:`NotInBrowser` for ``feature`` in the browser (``instead``: what to use there)."""
+    if in_browser():
+        also = f"; {instead}" if instead else ""
+        raise NotInBrowser(
+            f"{feature} is not available in the browser (JupyterLite's Python has no threads or processes)"
+            f"{also}. It works in a notebook on a computer (Jupyter, VS Code, Colab)."
+        )
+
+
+def install_hint(distribution: str) -> str:
+    """How to add ``distribution`` here: micropip in the browser, pip elsewhere."""
+    if in_browser():
+        return f"run `%pip install {distribution}` in a cell (JupyterLite installs it from Pyodide's packages)"
+    return f"`pip install {distribution}`"
+
+
+def need(module: str, feature: str | None = None) -> ModuleType:
+    """``module`` imported, or :class:`MissingDependency` naming it, what needs it and how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name.split(".")[0] != module.split(".")[0]:
+            raise  # the module is there and one of its own imports is not: not ours to explain
+        distribution, purpose = OPTIONAL.get(module.split(".")[0], (module.split(".")[0], ""))
+        what = feature or purpose or "this"
+        raise MissingDependency(
+            f"{what} needs {distribution}, which is not installed here: {install_hint(distribution)}"
+        ) from None
