@@ -18,6 +18,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/browser
 
 from tests.browser_env import require_browser  # noqa: E402
 
+# notebooks/lite/ holds the notebooks a JupyterLite site serves (python -m splitbrain_widget lite build):
+# they install the package with %pip and await in the browser's Pyodide kernel, which nbval does not
+# run; tests/browser/test_lite_browser.py runs them in a real site.
+collect_ignore = ["lite"]
+
 # The kernels nbval starts inherit this process's environment: set it before any starts.
 os.environ["SPLITBRAIN_HEADLESS"] = "1"
 

@@ -4,7 +4,8 @@
 ``python -m splitbrain_widget doctor [--json] [--no-smoke]`` (what this machine has, see :mod:`.doctor`) and
 ``python -m splitbrain_widget export NOTEBOOK [-o OUT] [--no-controls]`` (a notebook as HTML with live
 simulations, see :mod:`.exporter`) and ``python -m splitbrain_widget lesson-report FOLDER [-o OUT]``
-(the teacher's page of a folder of lesson logs, see :mod:`.lesson_report`)."""
+(the teacher's page of a folder of lesson logs, see :mod:`.lesson_report`) and
+``python -m splitbrain_widget lite build [NOTEBOOKS...] -o site/`` (a JupyterLite course site, see :mod:`.lite`)."""
 
 import sys
 
@@ -30,6 +31,11 @@ if sys.argv[1:2] == ["lesson-report"]:
     from .lesson_report import main as report_main
 
     raise SystemExit(report_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["lite"]:
+    from .lite import main as lite_main
+
+    raise SystemExit(lite_main(sys.argv[2:]))
 
 if sys.argv[1:] == ["schema"]:
     from .manifest._schema import schema_text
