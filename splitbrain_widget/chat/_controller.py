@@ -17,7 +17,7 @@ from ..agent._tools import call_label
 from ..core import _kernel_tap
 from ..core._audit import INSPECTOR, call_source
 from ..core._lesson import LessonError, current_lesson
-from ..core._platform import in_browser
+from ..core._platform import background_context, in_browser
 from ..core._secrets import redact
 from ..protocol import ProtocolError, approval_closed, approval_request, chat_event, code_message
 
@@ -53,8 +53,9 @@ class ChatController:
             if self.busy():
                 self._send_event({"kind": "busy", "text": "still answering the previous message; press Stop first"})
                 return
-            if in_browser():  # one thread: the answer is a task on Pyodide's loop
-                self._task = asyncio.ensure_future(self._aanswer(text))
+            if in_browser():  # one thread: the answer is a task on Pyodide's loop, which no cell waits for
+                loop = asyncio.get_event_loop()
+                self._task = loop.create_task(self._aanswer(text), context=background_context())
                 return
             self._worker = threading.Thread(target=self._answer, args=(text,), name="splitbrain-chat", daemon=True)
             self._worker.start()
@@ -84,8 +85,9 @@ class ChatController:
         self._start_control("act", name)
 
     def _start_control(self, what: str, argument: Any) -> None:
-        if in_browser():  # one thread: a task on Pyodide's loop
-            _KEPT.add(task := asyncio.ensure_future(self._acontrol(what, argument)))
+        if in_browser():  # one thread: a task on Pyodide's loop, which no cell waits for
+            loop = asyncio.get_event_loop()
+            _KEPT.add(task := loop.create_task(self._acontrol(what, argument), context=background_context()))
             task.add_done_callback(_KEPT.discard)
             return
         threading.Thread(target=self._control, args=(what, argument), name="splitbrain-control", daemon=True).start()

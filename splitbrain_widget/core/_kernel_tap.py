@@ -37,7 +37,7 @@ from collections.abc import Callable
 from hmac import compare_digest
 from typing import Any
 
-from ._platform import in_browser
+from ._platform import in_background, in_browser
 
 log = logging.getLogger("splitbrain_widget.kernel_tap")
 
@@ -142,9 +142,10 @@ def replies_reach_this_thread(*, awaiting: bool) -> bool:
     agent's) hears the reply once the running cell ends; on the main thread, a blocking wait never
     does (the cell holds the loop that would read it), and an awaited one does only with the tap
     wrapped on that loop and while it awaits on that loop (an ``await`` in a cell). In the browser
-    (a Pyodide kernel: one thread), only an awaited call hears it, while it awaits."""
+    (JupyterLite's Pyodide kernel) no call in a cell does, awaited or not: the kernel hands messages
+    to Python only between cells; a task of the package's own that no cell waits for does."""
     if in_browser():
-        return awaiting
+        return awaiting and in_background()
     if in_marimo_cell():
         return False
     k = kernel()
@@ -165,7 +166,7 @@ def replies_reach_this_thread(*, awaiting: bool) -> bool:
 def describe() -> str:
     """This kernel in a few words, for a message that explains why a call did not wait."""
     if in_browser():
-        return "the browser's Pyodide kernel (JupyterLite: one thread; a page answers a cell while it awaits)"
+        return "the browser's Pyodide kernel (JupyterLite: a page's answer reaches Python after the cell)"
     if in_marimo_cell():
         version = getattr(sys.modules.get("marimo"), "__version__", "?")
         return f"marimo {version} (a view's answer reaches Python only between cells)"

@@ -42,6 +42,7 @@ from ._audit import AuditEntry, AuditLog, current_source
 from ._bridge import Bridge, PendingRequest
 from ._call_line import BLOCKING_CALL, CallLine, turn_key
 from ._pacing import PACER, Ticket
+from ._platform import in_browser
 from ._seam import Host, ViewHost, answers_reach_caller, as_host
 from ._secrets import redact
 from ._wait import Operation, Wait
@@ -651,7 +652,11 @@ class Operations:
         )
         hint = (
             "read sim.state in a later cell"
-            + ("" if awaiting else f", or await the call here (`await sim.{ASYNC_TWINS.get(name, 'a' + name)}(...)`)")
+            + (
+                ""
+                if awaiting or in_browser()  # in the browser an awaited call in a cell does not hear it either
+                else f", or await the call here (`await sim.{ASYNC_TWINS.get(name, 'a' + name)}(...)`)"
+            )
             + "; the chat panel and calls from other threads wait for the page as usual"
         )
         return ToolResult.failure(

@@ -1,15 +1,19 @@
 """Where the package runs, and what a feature needs that a place may lack.
 
 In the browser (JupyterLite's Pyodide kernel, ``sys.platform == "emscripten"``) Python has one
-thread and no subprocesses: a call that blocks cannot hear the page before its cell ends (it is
-answered as ``deferred``, pointing at its awaited twin), and the features built on threads or
-processes (the headless runtime, Dask, the MCP server, ``seek`` and ``record`` engines) say they are
-not available there. scipy, pandas and PyYAML are installed with the package everywhere but there
-(no WebAssembly wheels on PyPI): a feature that needs one says which and how to add it.
+thread and no subprocesses, and the kernel hands a widget's messages to Python only when no cell
+runs (measured: an awaited cell never hears its page). So a call made in a cell, blocking or awaited,
+is answered as ``deferred`` (sent and kept; the page's state arrives after the cell), while the
+chat panel's answer, a task of its own on the kernel's loop (:func:`in_background`), waits for the
+page as on a computer. The features built on threads or processes (the headless runtime, Dask, the
+MCP server, the ``seek`` and ``record`` engines) say they are not available there. scipy, pandas
+and PyYAML are installed with the package everywhere but there (no WebAssembly wheels on PyPI): a
+feature that needs one says which and how to add it.
 """
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import sys
 from types import ModuleType
@@ -33,6 +37,22 @@ class MissingDependency(ImportError):
 def in_browser() -> bool:
     """Whether this Python runs in the browser (Pyodide: JupyterLite, a browser-only notebook)."""
     return sys.platform == "emscripten"
+
+
+_BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("splitbrain_background", default=False)
+
+
+def in_background() -> bool:
+    """Whether this code runs in a task of the package's own that no cell waits for (the chat panel's
+    answer in the browser): the page's messages reach it while it awaits."""
+    return _BACKGROUND.get()
+
+
+def background_context() -> contextvars.Context:
+    """A copy of this context marked :func:`in_background`, for such a task."""
+    context = contextvars.copy_context()
+    context.run(_BACKGROUND.set, True)
+    return context
 
 
 def desktop_only(feature: str, instead: str = "") -> None:
