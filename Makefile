@@ -50,6 +50,11 @@ unit: $(STAMP)
 kernel: $(STAMP)
 	$(PY) -m pytest -q -m kernel tests
 
+## make light: the package installed without scipy, pandas and PyYAML (as the browser installs it), in a
+## venv of its own (.venv-light), and the unit tests that need none of them (tests/light_tests.txt)
+light:
+	@bash tests/run_light.sh $(PYTHON)
+
 ## the kernel layer again on other ipykernel releases, each in its own small venv: the first 7.x (the
 ## default kernel is the newest), and the 6.x and 5.x that hosted runtimes ship (no shell-channel
 ## thread: a blocking call in a cell answers "deferred"). tests/test_install_hosts.py installs the
@@ -94,4 +99,4 @@ bench-smoke: $(BENCH_DEPS)
 	$(PY) -m benchmarks --smoke
 
 clean:
-	rm -rf $(VENV) .venv-ipykernel-* js/node_modules dist build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-ipykernel-* .venv-light js/node_modules dist build .pytest_cache .mypy_cache .ruff_cache

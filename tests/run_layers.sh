@@ -2,7 +2,7 @@
 # Run every test layer in order, print how long each took, stop at the first failure.
 set -u
 cd "$(dirname "$0")/.."
-layers=(lint js unit kernel kernel-matrix browser notebooks)
+layers=(lint js unit light kernel kernel-matrix browser notebooks)
 declare -a report
 status=0
 for layer in "${layers[@]}"; do
