@@ -31,6 +31,7 @@ SECTIONS = [
     "mcp",
     "mcp_apps",
     "pictures",
+    "lite",
 ]
 START, END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
 READING_PREFIX = "Reading these:"
@@ -334,6 +335,16 @@ def table(r: dict[str, Any]) -> str:
             f"median {a['median']} ms, p95 {a['p95']} ms; headless page {h['median']} ms median: "
             f"{fig['app_over_headless']}x (n={a['n']}, alternating)",
             "mcp_apps",
+        )
+    if "lite" in r:
+        lite = r["lite"]
+        row(
+            "the browser quickstart on a JupyterLite site (Pyodide "
+            f"{lite['pyodide']}), opened to its last cell, run cell by cell in Chromium",
+            f"{lite['total_s']} s: the kernel {lite['kernel_s']} s, the package's install from the site "
+            f"{lite['install_s']} s, the widget's page ready {lite['widget_s']} s, a change on the page "
+            f"{lite['change_s']} s (best of {lite['runs']}; requests off 127.0.0.1: {lite['requests_refused']})",
+            "lite",
         )
     if "pictures" in r:
         pic = r["pictures"]

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import Any, ClassVar
 
 CACHE = Path(os.environ.get("SPLITBRAIN_LITE_CACHE", Path.home() / ".cache" / "splitbrain-widget" / "lite"))
 KERNEL_LOCK_ROOTS = ["micropip", "packaging", "ipython", "jedi"]  # what the kernel loads from the lock
@@ -174,3 +175,139 @@ def dependency_wheels(requirements: list[str]) -> Path:
             wheel.unlink()  # the kernel's own, from the lock
     (folder / ".complete").write_text("\n".join(wanted), encoding="utf-8")
     return folder
+
+
+# -- the site, served, and its notebook driven (the browser layer's test and benchmarks/lite.py) -------
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "notebooks" / "lite" / "quickstart.ipynb"
+
+
+def requirements() -> list[str]:
+    """The package's dependencies as the browser installs them (the emscripten markers left out):
+    the ones the other layers test at the versions they test; the kernel's own (traitlets) as its
+    Pyodide lock pins them; httpx2's own dependency in the browser (a marker pip, fetching for
+    another platform, does not evaluate)."""
+    import importlib.metadata
+
+    pinned = [f"{n}=={importlib.metadata.version(n)}" for n in ("anywidget", "pydantic", "pydantic-ai-slim", "pint")]
+    return [*pinned, "ipywidgets>=7.6", "traitlets>=5.9", "typing_extensions>=4.6", "tqdm>=4.66", "httpx2-jsfetch"]
+
+
+def build_site(out: Path, notebooks: list[Path] | None = None) -> Path:
+    """The product's ``lite build`` of ``notebooks`` (the quickstart) with the local Pyodide and wheels."""
+    pyodide, wheels = local_pyodide(), dependency_wheels(requirements())
+    command = [sys.executable, "-m", "splitbrain_widget", "lite", "build", *map(str, notebooks or [QUICKSTART])]
+    command += ["-o", str(out), "--pyodide", str(pyodide), "--wheels", str(wheels), "--expose-app"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"lite build failed: {done.stderr[-3000:]}")
+    return out
+
+
+def serve(site: Path) -> tuple[str, Any]:
+    """Serve ``site`` on 127.0.0.1: (its URL, a function that stops it)."""
+    import functools
+    import http.server
+    import threading
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        extensions_map: ClassVar[dict[str, str]] = {
+            **http.server.SimpleHTTPRequestHandler.extensions_map,
+            ".wasm": "application/wasm",
+        }
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
+
+    def stop() -> None:
+        httpd.shutdown()
+        httpd.server_close()
+
+    return f"http://127.0.0.1:{httpd.server_address[1]}", stop
+
+
+def gated_context(browser: Any) -> tuple[Any, list[str]]:
+    """A browser context where every request to a host other than 127.0.0.1 is refused and listed."""
+    from urllib.parse import urlparse
+
+    context = browser.new_context(viewport={"width": 1280, "height": 1400})
+    refused: list[str] = []
+
+    def gate(route: Any) -> None:
+        url = route.request.url
+        if url.startswith(("data:", "blob:")) or urlparse(url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            refused.append(url)
+            route.abort()
+
+    context.route("**/*", gate)
+    return context, refused
+
+
+def open_notebook(page: Any, url: str, name: str) -> None:
+    """Open notebook ``name`` of the site at ``url`` and wait for its Pyodide kernel to be idle."""
+    from .harness import wait_for
+
+    page.goto(f"{url}/lab/index.html?path={name}")
+    wait_for(
+        lambda: page.evaluate("() => !!window.jupyterapp && !!window.jupyterapp.shell.currentWidget"),
+        timeout=60,
+        what="the notebook",
+    )
+    wait_for(
+        lambda: page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.sessionContext?.session?.kernel?.status === 'idle'"
+        ),
+        timeout=120,
+        what="the Pyodide kernel to start",
+    )
+
+
+def outputs(page: Any, cell: int) -> str:
+    return str(
+        page.evaluate(
+            """(i) => {
+              const c = window.jupyterapp.shell.currentWidget.content.widgets[i];
+              return c && c.outputArea ? c.outputArea.node.innerText : "";
+            }""",
+            cell,
+        )
+    )
+
+
+def run_cell(page: Any, cell: int) -> None:
+    """Run one cell, as a person does with Shift+Enter, and wait for it to end and the kernel to be idle."""
+    from .harness import wait_for
+
+    page.evaluate(
+        """(i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;
+                    window.jupyterapp.commands.execute('notebook:run-cell'); }""",
+        cell,
+    )
+
+    def ended() -> bool:
+        count = page.evaluate(
+            "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.executionCount", cell
+        )
+        status = page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status")
+        return bool(count) and status == "idle"
+
+    wait_for(ended, timeout=180, what=f"cell {cell} to run", describe=lambda: outputs(page, cell))
+
+
+def page_state(page: Any) -> dict[str, Any]:
+    """The projectile's state as its page keeps it (the kit's ``body.dataset.state``), in the target's
+    frame inside the view's sandbox frame."""
+    for frame in page.frames:
+        try:
+            text = frame.evaluate("() => (document.body && document.body.dataset.state) || ''")
+        except Exception:  # a frame going away, or one the sandbox keeps closed
+            continue
+        if text:
+            return dict(json.loads(text))
+    return {}

@@ -3,166 +3,55 @@
 The site is built by the product (``python -m splitbrain_widget lite build --pyodide DIR --wheels
 DIR``) from a local Pyodide and the package's dependency wheels (``tests/browser/lite_site.py``),
 served on 127.0.0.1; every request to another host is refused and counted (the passing figure is
-zero). The quickstart (``notebooks/lite/quickstart.ipynb``) runs top to bottom: the package installs
-from the site's own index, a widget shows its sandboxed target, an awaited ``set_parameters``
-changes the page (read back from its state), the offline planner answers from Python and from the
-chat panel. The time from opening the notebook to its last cell is printed.
+zero). The quickstart (``notebooks/lite/quickstart.ipynb``) runs cell by cell, as a person runs it:
+the package installs from the site's own index, a widget shows its sandboxed target, a call in a
+cell is answered ``deferred`` and the page takes it, the next cell reads what the page measured,
+and the chat panel's offline planner changes the page. The time from opening the notebook to its
+last cell is printed (``benchmarks/lite.py`` records it).
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
-import importlib.metadata
-import json
 import math
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
-from urllib.parse import urlparse
+from typing import Any
 
 import pytest
 
 from . import lite_site
 from .harness import wait_for
+from .lite_site import QUICKSTART, outputs, page_state, run_cell
 
 pytestmark = pytest.mark.browser
-ROOT = Path(__file__).resolve().parents[2]
-QUICKSTART = ROOT / "notebooks" / "lite" / "quickstart.ipynb"
-
-
-def requirements() -> list[str]:
-    """The package's dependencies as the browser installs them (the emscripten markers left out):
-    the ones the other layers test at the versions they test; the kernel's own (traitlets) as its
-    Pyodide lock pins them."""
-    pinned = [f"{n}=={importlib.metadata.version(n)}" for n in ("anywidget", "pydantic", "pydantic-ai-slim", "pint")]
-    # httpx2's own dependency in the browser (a marker pip, fetching for another platform, does not see)
-    browser_only = ["httpx2-jsfetch"]
-    return [*pinned, "ipywidgets>=7.6", "traitlets>=5.9", "typing_extensions>=4.6", "tqdm>=4.66", *browser_only]
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     pytest.importorskip("jupyterlite_core", reason="the site is built with jupyterlite-core (the dev extras)")
+    started = time.monotonic()
     try:
-        pyodide = lite_site.local_pyodide()
-        wheels = lite_site.dependency_wheels(requirements())
+        site = lite_site.build_site(tmp_path_factory.mktemp("lite") / "site")
     except lite_site.LiteUnavailable as exc:
         pytest.fail(f"the site's parts could not be fetched: {exc}")
-    out = tmp_path_factory.mktemp("lite") / "site"
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "splitbrain_widget", "lite", "build", str(QUICKSTART), "-o", str(out),
-         "--pyodide", str(pyodide), "--wheels", str(wheels), "--expose-app"],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    print(f"\nnote: lite build took {time.monotonic() - started:.1f} s")
-    return out
-
-
-@pytest.fixture(scope="module")
-def served(site: Path) -> Iterator[str]:
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
+    print(f"\nnote: the site's parts and lite build took {time.monotonic() - started:.1f} s")
+    url, stop = lite_site.serve(site)
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+        yield url
     finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map: ClassVar[dict[str, str]] = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".wasm": "application/wasm",
-    }
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-def outputs(page: Any, cell: int) -> str:
-    return str(
-        page.evaluate(
-            """(i) => {
-              const c = window.jupyterapp.shell.currentWidget.content.widgets[i];
-              return c && c.outputArea ? c.outputArea.node.innerText : "";
-            }""",
-            cell,
-        )
-    )
-
-
-def run_cell(page: Any, cell: int) -> None:
-    """Run one cell, as a person does with Shift+Enter, and wait for it to end and the kernel to be idle."""
-    page.evaluate(
-        """(i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;
-                    window.jupyterapp.commands.execute('notebook:run-cell'); }""",
-        cell,
-    )
-
-    def ended() -> bool:
-        count = page.evaluate(
-            "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.executionCount", cell
-        )
-        status = page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status")
-        return bool(count) and status == "idle"
-
-    wait_for(ended, timeout=180, what=f"cell {cell} to run", describe=lambda: outputs(page, cell))
-
-
-def page_state(page: Any) -> dict[str, Any]:
-    """The projectile's state as its page keeps it (the kit's ``body.dataset.state``), in the target's
-    frame inside the view's sandbox frame."""
-    for frame in page.frames:
-        try:
-            text = frame.evaluate("() => (document.body && document.body.dataset.state) || ''")
-        except Exception:  # a frame going away, or one the sandbox keeps closed
-            continue
-        if text:
-            return dict(json.loads(text))
-    return {}
+        stop()
 
 
 def test_the_quickstart_runs_in_a_jupyterlite_site_and_reaches_no_other_host(browser: Any, served: str) -> None:
-    context = browser.new_context(viewport={"width": 1280, "height": 1400})
-    refused: list[str] = []
-
-    def gate(route: Any) -> None:
-        url = route.request.url
-        if url.startswith(("data:", "blob:")) or urlparse(url).hostname == "127.0.0.1":
-            route.continue_()
-        else:
-            refused.append(url)
-            route.abort()
-
-    context.route("**/*", gate)
+    context, refused = lite_site.gated_context(browser)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     try:
         opened = time.monotonic()
-        page.goto(f"{served}/lab/index.html?path={QUICKSTART.name}")
-        wait_for(
-            lambda: page.evaluate("() => !!window.jupyterapp && !!window.jupyterapp.shell.currentWidget"),
-            timeout=60,
-            what="the notebook",
-        )
-        wait_for(
-            lambda: page.evaluate(
-                "() => window.jupyterapp.shell.currentWidget.sessionContext?.session?.kernel?.status === 'idle'"
-            ),
-            timeout=120,
-            what="the Pyodide kernel to start",
-        )
+        lite_site.open_notebook(page, served, QUICKSTART.name)
         for cell in (1, 2):  # install from the site's own index; the widget and its sandboxed page
             run_cell(page, cell)
         assert "Error" not in outputs(page, 1) + outputs(page, 2), outputs(page, 1) + outputs(page, 2)
