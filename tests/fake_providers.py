@@ -402,6 +402,7 @@ class FakeProvider:
         model: str | None = None,
         models: tuple[str, ...] = ("fake-model",),
         routes: dict[str, Any] | None = None,
+        cors: bool = False,
     ) -> None:
         if provider not in PROVIDERS:
             raise ValueError(f"provider must be one of {PROVIDERS}")
@@ -409,6 +410,7 @@ class FakeProvider:
         self.model = model or {"openai": "gpt-test", "anthropic": "claude-test", "gemini": "gemini-test"}[provider]
         self.listed_models = models
         self.routes = dict(routes or {})  # path -> JSON answered to a GET or POST: a server's other endpoints
+        self.cors = cors  # answer a browser's preflight and allow any origin (a page on another port calls it)
         self.requests: list[Recorded] = []
         self.unscripted = 0  # requests that arrived with nothing scripted
         self.repeat: Entry | None = None
@@ -618,6 +620,18 @@ def _handler(fake: FakeProvider) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             fake._answer(self, "POST")
+
+        def do_OPTIONS(self) -> None:  # a browser's CORS preflight
+            self.send_response(204 if fake.cors else 405)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def end_headers(self) -> None:
+            if fake.cors:
+                self.send_header("Access-Control-Allow-Origin", "*")
+                self.send_header("Access-Control-Allow-Headers", "*")
+                self.send_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+            super().end_headers()
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
             pass

@@ -190,7 +190,9 @@ def requirements() -> list[str]:
     another platform, does not evaluate)."""
     import importlib.metadata
 
-    pinned = [f"{n}=={importlib.metadata.version(n)}" for n in ("anywidget", "pydantic", "pydantic-ai-slim", "pint")]
+    pinned = [
+        f"{n}=={importlib.metadata.version(n)}" for n in ("anywidget", "pydantic", "pydantic-ai-slim", "pint", "openai")
+    ]
     return [*pinned, "ipywidgets>=7.6", "traitlets>=5.9", "typing_extensions>=4.6", "tqdm>=4.66", "httpx2-jsfetch"]
 
 
