@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .core import _twins
-from .core._platform import need
+from .core._platform import desktop_only, need
 
 if TYPE_CHECKING:
     import pandas
@@ -84,7 +84,9 @@ def sweep(
             a bad ``advance`` or ``pages``.
         TargetError: no such target.
         HeadlessUnavailable: no Chromium or playwright here (at once, with how to install them).
+        NotInBrowser: in the browser's Python (JupyterLite), locally or on Dask.
     """
+    desktop_only("sweep (headless pages, locally or on Dask)", "set the values from cells, one at a time")
     loaded, spec, base = _resolve_target(target)
     manifest = loaded.manifest
     keys, paths, points = _expand(grid, manifest)

@@ -144,6 +144,8 @@ def test_what_needs_a_thread_or_a_process_says_it_is_not_available_in_the_browse
 
     with pytest.raises(HeadlessUnavailable, match="not available in the browser"):
         _require_playwright()
+    with pytest.raises(NotInBrowser, match=r"sweep \(headless pages, locally or on Dask\) is not available"):
+        sb.sweep("projectile", {"launch.angle": [30, 45]}, client=object())
     sim = sb.TargetWidget("bouncer")
     with pytest.raises(NotInBrowser, match=r"stream\(\) is not available"):
         sim.stream({"settings.speed": 3})
