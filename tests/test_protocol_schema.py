@@ -219,7 +219,7 @@ class _StubWidget:
     def live_views(self) -> list[str]:
         return ["v-1"]
 
-    def set_parameters(self, values: dict[str, Any]) -> ToolResult:
+    async def aset_parameters(self, values: dict[str, Any]) -> ToolResult:  # the panel's controls are awaited
         return ToolResult.failure("invalid_value", f"settings.speed must be at most 50, got {values['settings.speed']}")
 
 
