@@ -75,7 +75,8 @@ def build(
     """Build the site into ``output`` and return it. ``pyodide``: a local Pyodide folder (its core,
     its lock and the kernel's wheels) to serve instead of the CDN; ``wheels``: folders of wheels for
     the site's index (every dependency, for a site that reaches no other host: PyPI is then off);
-    ``expose_app``: ``window.jupyterapp`` for a test to drive."""
+    ``expose_app``: ``window.jupyterapp`` for a test to drive. PyPI is off with a local Pyodide
+    (what the site cannot find in its index, it cannot install)."""
     import importlib.util
 
     missing = [m for m in ("jupyterlite_core", "jupyterlite_pyodide_kernel") if importlib.util.find_spec(m) is None]
@@ -87,6 +88,8 @@ def build(
     for notebook in notebooks:
         if not notebook.is_file():
             raise LiteError(f"{notebook}: no such notebook")
+    if output.exists() and any(output.iterdir()) and not (output / "jupyter-lite.json").is_file():
+        raise LiteError(f"-o {output}: a folder that holds no JupyterLite site (it would be replaced); give a new one")
     if pyodide is not None and not (pyodide / "pyodide-lock.json").is_file():
         raise LiteError(f"--pyodide {pyodide}: expected a Pyodide folder (pyodide.js, pyodide-lock.json, ...)")
     with tempfile.TemporaryDirectory(prefix="splitbrain-lite-") as work:

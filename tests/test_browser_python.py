@@ -192,3 +192,16 @@ def test_the_chat_panel_answers_on_the_loop_in_the_browser(browser: None) -> Non
         assert sim.values["settings.speed"] == 12 and sim.transcript[1]["ok"]
     finally:
         sim.close()
+
+
+def test_lite_build_replaces_an_earlier_site_and_no_other_folder(tmp_path: Path) -> None:
+    from splitbrain_widget import lite
+
+    pytest.importorskip("jupyterlite_core", reason="building a site needs jupyterlite-core (the dev extras)")
+    precious = tmp_path / "work"
+    precious.mkdir()
+    (precious / "thesis.md").write_text("mine", encoding="utf-8")
+    with pytest.raises(lite.LiteError, match="holds no JupyterLite site"):
+        lite.build(lite.default_notebooks(), precious)
+    assert (precious / "thesis.md").read_text(encoding="utf-8") == "mine"
+    assert lite.main(["build", str(tmp_path / "nothing.ipynb"), "-o", str(tmp_path / "site")]) == 2

@@ -634,3 +634,46 @@ def test_a_record_past_its_bound_is_cut_and_still_one_json_record(
     assert len(line) <= _lesson_log.MAX_RECORD_CHARS
     record = json.loads(line)
     assert record["calls"] == {"count": 2000, "cut": True} and record["asked"] == "sweep"
+
+
+def test_a_save_keeps_the_records_an_earlier_save_added_though_the_frontend_never_saw_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The frontend's notebook lacks what the hook added at the previous save; the records on disk
+    stay even once the runtime folder has lost them (halved, pruned, another machine)."""
+    from splitbrain_widget.core import _lesson_log, _lesson_notebook
+
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "lesson.toml", "[log]\nnotebook = true\n")))
+    _lesson_log.write("chat", "chat: first", "first", [], widget="w1")
+    first = saved_notebook("w1")
+    _lesson_notebook.add_log(model=first)
+    on_disk = tmp_path / "ada.ipynb"
+    on_disk.write_text(json.dumps(first["content"]), encoding="utf-8")
+
+    class Contents:  # what jupyter_server's contents manager answers for the file
+        def file_exists(self, path: str) -> bool:
+            return (tmp_path / path).is_file()
+
+        def get(self, path: str, content: bool, type: str) -> dict[str, Any]:
+            return {"content": json.loads((tmp_path / path).read_text(encoding="utf-8"))}
+
+    for kept_file in (tmp_path / "runtime" / _lesson_notebook.DIR_NAME).glob("*.jsonl"):
+        kept_file.unlink()  # the runtime folder lost it
+    again = saved_notebook("w1")  # the frontend's model: no records in its metadata
+    _lesson_notebook.add_log(model=again, path="ada.ipynb", contents_manager=Contents())
+    assert [r["asked"] for r in again["content"]["metadata"]["splitbrain"]["lesson_log"]] == ["first"]
+
+
+def test_a_new_targets_result_is_read_under_its_own_rule(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """select_target ends on another target: its result's state is filtered with that target's rule."""
+    policy = '[targets.pendulum]\nobservables = ["period"]\n'
+    monkeypatch.setenv(_lesson.ENV_VAR, str(write(tmp_path / "reads.toml", policy)))
+    sim = sb.TargetWidget("projectile", timeout=5)
+    FakeView(sim, state_of=lambda values: {"period": 2.0, "energy": 99.0, "angle2": 7.0, **values})
+    try:
+        out = call(sim, "select_target", {"target": "pendulum"})
+        state = page_state(out)
+        assert state.get("period") == 2.0 and "energy" not in state and "angle2" not in state, state
+    finally:
+        sim.close()

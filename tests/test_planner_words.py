@@ -131,3 +131,29 @@ def test_a_direction_on_a_signed_parameter_follows_its_description() -> None:
     assert [c.args for c in result.calls] == [{"values": {"sim.gravity": -12}}]
     refused = plan("gravity 12 m/s² pointing up", PlannerContext(m, m.defaults()))
     assert refused.calls == []  # +12 is outside its -30..0
+
+
+@pytest.mark.parametrize(
+    ("target", "request_text"),
+    [
+        ("waves", "move the probe 5 cm to the left"),  # by an amount, from where it is: not to -5 cm
+        ("waves", "move the probe up 5 cm"),
+        ("waves", "the probe 5 cm further right"),
+        ("waves", "separate the sources by another 2 cm"),
+        ("pendulum", "more gravity, say 3"),  # 3 is less: not 3 g either
+        ("boids", "less cohesion, say 4"),
+        ("boids", "fewer boids, say 300"),
+        ("boids", "take away 20 of them"),
+        ("boids", "a flock of 600"),  # outside 1..500
+        ("waves", "hide the fringes"),  # not the option that shows them
+        ("bouncer", "hide the ball"),  # the ball is no switch's; its trail is
+        ("pendulum", "hide the bob"),
+        ("pendulum", "no pendulum"),
+        ("boids", "no boids"),
+        ("projectile", "launch 10 degrees below the horizontal"),  # a sign the angle has no word for
+    ],
+)
+def test_what_a_second_look_found_is_refused_not_changed(target: str, request_text: str) -> None:
+    """Requests a review of these rules found changed the wrong thing (or the right one the wrong way)."""
+    result = plan(request_text, context(target))
+    assert result.calls == [] and result.refusal is not None, result.calls

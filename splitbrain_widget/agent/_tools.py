@@ -309,7 +309,7 @@ async def _seek(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
         return ToolResult.failure(
             "invalid_value",
             "seek needs 'observable' (a name the page reports) and 'goal' (a number, 'max' or 'min')",
-            hint=f"observables: {', '.join(ctx.sim.schema.observables) or 'none'}",
+            hint=f"observables: {', '.join(_reads.narrowed(ctx.sim.schema, ctx.observables).observables) or 'none'}",
             op="seek",
         )
     loop = asyncio.get_running_loop()
@@ -584,8 +584,13 @@ async def execute(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolResu
     if refused is not None:
         return ToolResult.failure("denied", refused, op=name)
     if names is None:
-        return await tool.run(ctx, args)
-    outcome = await tool.run(replace(ctx, observables=names), _reads.narrowed_arguments(name, args, names))
+        outcome = await tool.run(ctx, args)
+    else:
+        outcome = await tool.run(replace(ctx, observables=names), _reads.narrowed_arguments(name, args, names))
+    if name == "select_target":  # the result is the new target's: read under its rule
+        names, refused = _reads.checked(ctx.sim, "fetch_state", {})
+        if refused is not None:
+            return ToolResult.failure("denied", refused, op=name)
     return _reads.shown(outcome, ctx.sim.schema, names)
 
 

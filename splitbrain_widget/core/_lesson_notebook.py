@@ -89,8 +89,11 @@ def merged(existing: Any, new: list[dict[str, Any]], limit: int | None = MAX_NOT
     return records[start:]
 
 
-def add_log(model: dict[str, Any] | None = None, **_kwargs: Any) -> None:
-    """``ContentsManager.pre_save_hook``: add the kept records of the notebook's widgets to its metadata."""
+def add_log(
+    model: dict[str, Any] | None = None, path: str | None = None, contents_manager: Any = None, **_kwargs: Any
+) -> None:
+    """``ContentsManager.pre_save_hook``: add the kept records of the notebook's widgets to its metadata,
+    with those the file on disk holds already (a frontend does not reload what an earlier save added)."""
     try:
         if not isinstance(model, dict) or model.get("type") != "notebook" or not isinstance(model.get("content"), dict):
             return
@@ -98,6 +101,7 @@ def add_log(model: dict[str, Any] | None = None, **_kwargs: Any) -> None:
         new: list[dict[str, Any]] = []
         for model_id in dict.fromkeys(model_id for _data, model_id in widget_outputs(content)):
             new += kept(model_id)
+        new += _saved(contents_manager, path)  # an earlier save's, which the frontend never saw
         if not new:
             return
         metadata = content.setdefault("metadata", {})
@@ -106,6 +110,20 @@ def add_log(model: dict[str, Any] | None = None, **_kwargs: Any) -> None:
             ours[METADATA_KEY] = merged(ours.get(METADATA_KEY), new)
     except Exception:  # a save must never fail for a log
         log.exception("splitbrain_widget: the lesson log was not written into the notebook")
+
+
+def _saved(contents_manager: Any, path: str | None) -> list[dict[str, Any]]:
+    """The records the notebook's file on disk holds (none where it has none, or cannot be read)."""
+    if contents_manager is None or not path:
+        return []
+    try:
+        if not contents_manager.file_exists(path):
+            return []
+        on_disk = contents_manager.get(path, content=True, type="notebook")["content"]
+        found = on_disk.get("metadata", {}).get("splitbrain", {}).get(METADATA_KEY)
+    except Exception:  # an unreadable or half-written file: its records are not ours to lose or fix
+        return []
+    return [dict(r) for r in found if isinstance(r, dict)] if isinstance(found, list) else []
 
 
 def register(serverapp: Any) -> bool:

@@ -65,7 +65,7 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
         return per
     if per is not None:
         clause = raw = per
-    of = _counts.counted(clause, manifest)  # "200 of them", "a flock of 60"
+    of = _counts.counted(clause, manifest, current)  # "200 of them", "a flock of 60"
     if of is not None:
         return of
     number = read_number(clause, raw, manifest)
@@ -170,7 +170,7 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
     if number.others:
         return f'"{clause}" holds more than one number; I could not tell which one {param.path} should take.'
     before = clause[: number.start]
-    if re.search(r"\bby\s*$", before):  # "make the angle steeper by 10": a change, not a value
+    if re.search(r"\bby(?: another| a further| an extra| a)?\s*$", before):  # "steeper by 10": a change, no value
         return f'"{clause}": I could not tell which way to change {param.path} by {fmt(number.value)}.'
     if BOUND.search(before):  # "speed above 12" does not ask for 12
         return f'"{clause}" asks for a range, not a value; say the value for {param.path}.'
@@ -274,7 +274,8 @@ def _switch(
         candidates = [p for p in booleans if set(core_words(p)) & tokens]
     if not candidates:  # "show the velocity arrows", "draw its path": a thing the switch draws
         switching = re.search(rf"\b(?:{SEEN_ON}|{SEEN_OFF}|{SWITCH_ON}|{SWITCH_OFF})\b", clause) is not None
-        candidates = _vocabulary.displayed(clause, booleans, switching=switching)
+        things = _vocabulary.things_of(manifest)
+        candidates = _vocabulary.displayed(clause, booleans, switching=switching, things=things)
         weak = bool(candidates)
     if not candidates:  # "keep the floor burning", "let the rules wander": a word that says it is on
         candidates = _vocabulary.stated(clause, booleans)
@@ -366,7 +367,8 @@ def enum_value(clause: str, ctx: PlannerContext) -> tuple[str, Any, str] | None:
                     if not (tokens - {option.lower()}) & context:
                         continue
                 hits.append((p.path, option, ""))
-    if not hits:  # "show the instantaneous surface": the option whose gloss holds every word said
+    hiding = re.search(rf"\b(?:{SEEN_OFF})\b", clause) is not None  # "hide the fringes" names what to leave
+    if not hits and not hiding:  # "show the instantaneous surface": the option whose gloss holds every word said
         for p in ctx.manifest.parameters.values():
             if p.readonly:
                 continue

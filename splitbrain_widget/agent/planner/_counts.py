@@ -5,6 +5,8 @@ rate in days per second)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from ...core import _units
 from ...manifest import Manifest, Parameter
@@ -19,6 +21,7 @@ RATE = re.compile(
 _PER = {"second": "s", "minute": "min", "hour": "h", "day": "day"}
 OF_THEM = re.compile(r"\b(?P<n>\d+) of them\b")
 GROUP_OF = re.compile(r"\b(?P<group>[a-z]+) of (?P<n>\d+)$")
+MORE_OF = re.compile(r"^(?P<way>more|fewer|less) (?P<noun>[a-z]+) to (?P<n>\d+)$")
 
 
 def counts(manifest: Manifest) -> list[Parameter]:
@@ -37,20 +40,31 @@ def counts(manifest: Manifest) -> list[Parameter]:
     return found
 
 
-def counted(clause: str, manifest: Manifest) -> tuple[str, int, str] | None:
-    """ "200 of them", "a flock of 60": the target's one count, set."""
-    match = OF_THEM.search(clause)
+def counted(clause: str, manifest: Manifest, current: Mapping[str, Any]) -> tuple[str, int, str] | str | None:
+    """ "200 of them", "a flock of 60", "more boids to 300" (an aside's): the target's one count, set;
+    the reason where it cannot be (a change by an amount, a value outside its range or the other way)."""
     found = counts(manifest)
     if len(found) != 1:
         return None
     p = found[0]
-    if match is None:
-        group = GROUP_OF.search(clause)
-        words = {p.path.split(".")[0]} | _vocabulary.stems(p.label) - {"number", "count", "of"}
-        if group is None or _vocabulary.stem(group.group("group")) not in {_vocabulary.stem(w) for w in words}:
+    words = {_vocabulary.stem(w) for w in {p.path.split(".")[0]} | _vocabulary.stems(p.label)} - {"number", "count"}
+    match = OF_THEM.search(clause) or GROUP_OF.search(clause)
+    way = MORE_OF.match(clause)
+    if way is not None:
+        if _vocabulary.stem(way.group("noun")) not in words:
             return None
-        match = group
-    return p.path, int(match.group("n")), f'"{match.group(0)}": {p.path}'
+        match = way
+    elif match is None or ("group" in match.groupdict() and _vocabulary.stem(match.group("group")) not in words):
+        return None
+    if re.search(r"\b(?:remove|take away|delete|drop|kill|lose|get rid of|add|another|extra)\b", clause):
+        return f'"{clause}" changes {p.path} by an amount, which I do not guess; say the number you want.'
+    value = int(match.group("n"))
+    if (p.min is not None and value < p.min) or (p.max is not None and value > p.max):
+        return f"{p.path} takes {p.min or 0:g}..{p.max or 0:g}; {value} is outside it."
+    now = current.get(p.path, p.value)
+    if way is not None and isinstance(now, int | float) and (value > now) != (way.group("way") == "more"):
+        return f'"{clause}": {value} is not {"more" if way.group("way") == "more" else "fewer"} than {now:g}.'
+    return p.path, value, f'"{match.group(0)}": {p.path}'
 
 
 def rate(clause: str, manifest: Manifest) -> str | tuple[str, float, str] | None:

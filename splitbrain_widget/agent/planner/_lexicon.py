@@ -192,8 +192,11 @@ def merge_asides(clauses: list[tuple[str, str]], manifest: Manifest) -> list[tup
         before = out[-1] if out else None
         if aside and before is not None and not NUMBER_RE.search(before[0]):
             number = aside.group("number")
-            more = re.fullmatch(r"(?:(?:a few|some) )?(?:more|fewer|less) (?P<noun>[a-z]+)", before[0])
-            merged = f"{number} {more.group('noun')}" if more else f"{phrasal(before[0])} to {number}"
+            more = re.fullmatch(r"(?:(?:a few|some) )?(?P<way>more|fewer|less) (?P<noun>[a-z]+)", before[0])
+            # "more boids, say 300": the count, 300, if that is more (read in _counts); else a change to it
+            merged = (
+                f"{more.group('way')} {more.group('noun')} to {number}" if more else f"{phrasal(before[0])} to {number}"
+            )
             out[-1] = (merged, merged)
         elif before is not None and is_unit(clause, manifest) and re.search(r"\d$", before[0]):
             out[-1] = (f"{before[0]} {clause}", f"{before[1]} {raw}")  # "turn the bias up to 40 — percent"

@@ -21,6 +21,9 @@ _DIRECTIONS = {
     "right": ("horizontal", 1), "left": ("horizontal", -1),
 }  # fmt: skip
 _DIRECTION = re.compile(rf"\b({'|'.join(_DIRECTIONS)})\b")
+MOVED = re.compile(
+    r"\b(?:move|moves|moving|shift|slide|nudge|push|drag|further|farther|another|more|where it is|where they are)\b"
+)
 APART = re.compile(r"\b(?:between (?:them|the \w+)|apart|from each other)\b")
 _APART_WORDS = ("separation", "spacing", "gap", "apart", "between")
 _CONVENTION = re.compile(
@@ -67,12 +70,14 @@ def placed(
     if number is None or number.others:
         return None
     before = clause[: number.start]
-    if re.search(r"\b(?:by|to)\s*$", before) or BOUND.search(before):
+    if re.search(r"\b(?:by(?: another| a further| an extra)?|to)\s*$", before) or BOUND.search(before):
         return None
     apart = APART.search(clause)
     said = direction(clause)
     if apart is None and said is None:
         return None
+    if MOVED.search(clause):  # "move the probe 5 cm left": by an amount, from where it is
+        return f'"{clause}" moves something by an amount, which I do not guess; say where it should be.'
     pool = params or _same_kind(manifest, number)
     if not pool:
         return None
@@ -90,6 +95,8 @@ def placed(
     if len(along) != 1:
         if any(axis(p) or negative_way(p) for p in pool):  # "move the launcher 5 m left": height is no x
             return f'"{clause}": nothing here goes {word}; name the parameter and its value with its sign.'
+        if sign < 0:  # "10 degrees below the horizontal": a sign this parameter has no word for
+            return f'"{clause}": I could not tell what "{word}" makes of the value; say it with its sign.'
         return None  # "30 degrees above the horizontal": an angle, read as it is
     p = along[0]
     value = sign * abs(number.value)

@@ -139,7 +139,28 @@ def all_stems(p: Parameter) -> set[str]:
 
 # Words that switch a thing on or off, never a state of it ("show" in show_trail says nothing).
 SWITCH_VERBS = frozenset(
-    stem(w) for w in ("show", "hide", "display", "enable", "disable", "use", "draw", "turn", "switch", "toggle")
+    stem(w)
+    for w in (
+        "show",
+        "hide",
+        "display",
+        "enable",
+        "disable",
+        "use",
+        "draw",
+        "turn",
+        "switch",
+        "toggle",
+        "get",
+        "rid",
+        "erase",
+        "wipe",
+        "remove",
+        "leave",
+        "out",
+        "blow",
+        "add",
+    )
 )
 PAUSE_WORDS = frozenset(stem(w) for w in ("paused", "pause", "frozen", "freeze", "stopped", "halted", "halt"))
 RUN_WORDS = frozenset(stem(w) for w in ("running", "run", "playing", "play", "looping", "animate", "going"))
@@ -191,7 +212,23 @@ def opposite_state(p: Parameter, words: set[str]) -> bool:
     return bool((own & RUN_WORDS and words & PAUSE_WORDS) or (own & PAUSE_WORDS and words & RUN_WORDS))
 
 
-def displayed(clause: str, switches: Sequence[Parameter], *, switching: bool = True) -> list[Parameter]:
+def things_of(manifest: Manifest) -> set[str]:
+    """The words for the things a target simulates: what its parameters that are no switch are called
+    (names, labels, aliases, groups, their options' glosses: "ball", "bob", "boids", "pendulum")."""
+    said: set[str] = set()
+    for p in manifest.parameters.values():
+        if p.type != "boolean":
+            said |= name_stems(p) | named_stems(p) | stems(p.path.split(".")[0]) | set().union(*glosses(p).values())
+    return said
+
+
+# Words for a drawn mark in general: said beside what it marks ("the apex marker"), never the point.
+_MARKS = frozenset(stem(w) for w in ("marker", "mark", "dot", "dots", "indicator", "thing", "one", "ones", "part"))
+
+
+def displayed(
+    clause: str, switches: Sequence[Parameter], *, switching: bool = True, things: set[str] | None = None
+) -> list[Parameter]:
     """The switches a clause names by a thing they draw ("the velocity arrows", "its path"): those
     whose words hold a display noun of the clause (or a word for the same thing), the ones that also
     hold most of the clause's other words first; with no display noun, the one switch whose words
@@ -201,9 +238,11 @@ def displayed(clause: str, switches: Sequence[Parameter], *, switching: bool = T
     if not nouns:
         if not switching:  # "fatter ball on screen": no show or hide, so no switch by its description
             return []
-        scores = [len(words & all_stems(p)) for p in switches]
-        best = max(scores, default=0)
-        return [switches[scores.index(best)]] if best and scores.count(best) == 1 else []
+        # every word said is the switch's, and one of them says what it draws, not a thing simulated
+        # ("hide the landing point": its description's; "hide the ball": the ball, not its trail)
+        words -= _MARKS
+        own = [p for p in switches if words and words <= all_stems(p) and words - (things or set())]
+        return own if len(own) == 1 else []
     wanted = set().union(*(_DISPLAY[n] for n in nouns))
     hits = [p for p in switches if wanted & all_stems(p)]
     if len(hits) > 1:
