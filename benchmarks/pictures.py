@@ -117,7 +117,6 @@ def executed_notebook(runs: int) -> dict[str, Any]:
                         "--output",
                         out,
                         "three.ipynb",
-                        "--ExecutePreprocessor.store_widget_state=False",
                     ],
                     cwd=folder,
                     env=env,

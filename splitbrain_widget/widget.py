@@ -36,7 +36,7 @@ from .core._platform import desktop_only
 from .core._seam import Host, ViewHost, as_host
 from .core._stream import Streamer, StreamStats
 from .features import _describe, _export, _seek
-from .features._pictures import SIMULATION_MIME, OutputPictures, simulation_data, snapshots_default
+from .features._pictures import SIMULATION_MIME, OutputPictures, runner_data, simulation_data, snapshots_default
 from .features._seek import SeekOptions
 from .hosts._comm import CommHost
 from .manifest import Manifest, ParameterError
@@ -763,10 +763,10 @@ class TargetWidget(anywidget.AnyWidget):
     @property
     def _ipython_display_(self) -> Callable[..., None] | None:
         # IPython displays through this method where it is callable, else through _repr_mimebundle_:
-        # only a widget whose calls run on its headless page with no notebook view is displayed with a
-        # picture and a display id (its outputs are updated after each cell); a notebook view's
-        # output stays as it always was.
-        if self._pictures.enabled and self._pictures.headless_only():
+        # only a runner's display of a widget whose calls run on its headless page with no notebook
+        # view is its picture with a display id (updated after each cell); a person's notebook gets
+        # the widget view as it always did.
+        if self._pictures.for_a_runner():
             return self._display_with_picture
         return None
 
@@ -778,7 +778,7 @@ class TargetWidget(anywidget.AnyWidget):
         if bundle is not None:
             data, metadata = bundle
             display_id = self._pictures.new_display(str(data.get("text/plain", "")))
-            display(data, metadata=metadata, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+            display(runner_data(data), metadata=metadata, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
 
     def _closed(self, change: Any) -> None:
         if change.get("new") is None:

@@ -53,6 +53,7 @@ class CellResult:
     error: dict[str, Any] | None
     requests_seen: list[dict[str, Any]]
     status_parents: list[str]
+    updates: list[dict[str, Any]] = field(default_factory=list)  # update_display_data contents
 
 
 class ScriptedFrontend:
@@ -96,19 +97,23 @@ class ScriptedFrontend:
 
     # -- cells --------------------------------------------------------------------------------
 
-    def run(self, code: str, timeout: float = 60, interrupt_after: float | None = None) -> CellResult:
-        """Execute a cell, serving the widget views while it runs; return its output.
+    def run(
+        self, code: str, timeout: float = 60, interrupt_after: float | None = None, *, allow_stdin: bool = True
+    ) -> CellResult:
+        """Execute a cell, serving the widget views while it runs; return its output. ``allow_stdin``
+        as a notebook sends it (JupyterLab: true); false as a runner (nbclient, nbval) does.
 
         As nbclient does, the cell ends when both its idle status (IOPub) and its execute_reply
         (shell) have come, so the next request never races the kernel's sending of this reply.
         """
         if self.rewrite is not None:
             code = self.rewrite(code)
-        msg_id = self.kc.execute(code, store_history=False)
+        msg_id = self.kc.execute(code, store_history=False, allow_stdin=allow_stdin)
         stdout: list[str] = []
         outputs: list[dict[str, Any]] = []
         error: dict[str, Any] | None = None
         requests: list[dict[str, Any]] = []
+        updates: list[dict[str, Any]] = []
         status_parents: list[str] = []
         started = time.monotonic()
         deadline = started + timeout
@@ -166,9 +171,11 @@ class ScriptedFrontend:
                 stdout.append(content["text"])
             elif kind in ("display_data", "execute_result"):
                 outputs.append(content)
+            elif kind == "update_display_data":
+                updates.append(content)
             elif kind == "error":
                 error = content
-        return CellResult("".join(stdout), outputs, error, requests, status_parents)
+        return CellResult("".join(stdout), outputs, error, requests, status_parents, updates)
 
     def _execute_replied(self, msg_id: str, wait_s: float = 0.0) -> bool:
         """Whether the kernel's execute_reply to ``msg_id`` came back on the shell channel within

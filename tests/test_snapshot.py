@@ -260,9 +260,15 @@ def test_snapshots_off_for_one_widget_or_for_all(monkeypatch: pytest.MonkeyPatch
 
 
 @browser
-def test_a_headless_widget_is_displayed_with_its_picture_and_a_display_id(engine: None) -> None:
+def test_a_headless_widget_is_displayed_with_its_picture_and_a_display_id(
+    engine: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from splitbrain_widget.features import _pictures
+
     sim = sb.TargetWidget("bouncer", headless=True)
     try:
+        assert sim._ipython_display_ is None  # outside a runner's cell (here, no kernel): the widget view
+        monkeypatch.setattr(_pictures, "cell_from_a_runner", lambda: True)  # a real runner's: test_notebook_pictures
         assert callable(sim._ipython_display_)
         picture = sim._pictures.take()
         assert picture is not None and picture.width == 960

@@ -4,12 +4,16 @@ Frontends that render widgets show the live view; the others show the richest of
 nbconvert's HTML and PDF, GitHub, nbviewer, a course site built from notebooks. The ``text/html``
 is an ``<img>`` whose ``alt`` is the simulation in words (:meth:`TargetWidget.describe`).
 
-Where a widget runs its calls on its headless page with no notebook view (``jupyter nbconvert
---execute`` or papermill with ``SPLITBRAIN_HEADLESS=1``, nbval, an autograder), each display gets
-the page's picture when it is made, and after every cell that called the widget its displays are
-updated in place, by display id, so a notebook executed headless keeps each simulation as it last
-was. A notebook view never has its output updated that way: a frontend re-renders a widget output
-whose data changes, and the page would restart.
+Where a runner executes the notebook (``jupyter nbconvert --execute``, papermill, nbval, an
+autograder: a client that takes no input, ``core/_runner.py``) and the widget runs its calls on its
+headless page (``SPLITBRAIN_HEADLESS=1``), each display is the page's picture, its words and its
+record, without the widget view: no runner renders one, and the view is what every reader of the
+saved notebook would be shown instead of the picture (nbconvert's HTML prefers a widget view whose
+state nbclient saved, and draws it with a widget manager from a CDN: an empty box offline).
+After every cell that called the widget its displays are updated in place, by display id, so the
+notebook keeps each simulation as it last was. A person's notebook (JupyterLab, Notebook 7, VS Code)
+is never given these displays, even under ``SPLITBRAIN_HEADLESS=1``: its output is the widget view,
+which the frontend would re-render (and the page restart) if the output's data changed.
 
 ``snapshots=False`` on the widget, or ``SPLITBRAIN_SNAPSHOTS=0`` for the package, keeps outputs
 to the widget view and its line of text.
@@ -25,6 +29,8 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..core._picture import Picture, PictureError, SnapshotError, picture_from
+from ..core._runner import cell_from_a_runner
+from ..core._runtime_files import WIDGET_VIEW
 from ..protocol import PictureData
 from . import _picture_cache
 
@@ -80,6 +86,11 @@ class OutputPictures:
         self._calls_at_picture = -1  # how many calls the audit held when the picture was taken
         self._notebook_view_seen = False
 
+    def for_a_runner(self) -> bool:
+        """Whether this display is a runner's of a widget on its headless page with no notebook view:
+        the only case where the kernel gives a display its picture instead of the view, and updates it."""
+        return self.enabled and self.headless_only() and cell_from_a_runner()
+
     def headless_only(self) -> bool:
         """Whether the widget's calls run on its headless page and no notebook view was ever shown:
         the only case where a display is given a picture by the kernel and updated in place."""
@@ -121,13 +132,13 @@ class OutputPictures:
     def keep(self, picture: Picture) -> None:
         """A picture of the page as it is now (a view's, or ``sim.snapshot()``'s): the output's picture
         from here on; where a notebook view shows the widget, left for the notebook server to write
-        into its outputs when the notebook is saved. (A headless page's outputs are updated after the
-        cell, by :meth:`after_cell`.)"""
+        into its outputs when the notebook is saved. (A runner's displays are updated after the cell,
+        by :meth:`after_cell`.)"""
         widget = self._widget()
         if widget is None or not self.enabled:
             return
         self.picture = picture
-        if self.headless_only():
+        if self.display_ids:  # a runner's: no notebook server saves them
             return
         bundle = widget._output_bundle()
         if bundle is not None:
@@ -170,7 +181,15 @@ class OutputPictures:
         data, metadata = bundle
         for display_id in self.display_ids:
             shown = {**data, "text/plain": self._shown_as.get(display_id, data.get("text/plain", ""))}
-            update_display(shown, metadata=metadata, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+            update_display(runner_data(shown), metadata=metadata, raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+
+
+def runner_data(data: dict[str, Any]) -> dict[str, Any]:
+    """A runner's output of a widget: its bundle without the widget view where it has a picture
+    (without one the view stays: a frontend may still rebuild it from the saved widget state)."""
+    if "image/png" not in data:
+        return data
+    return {key: value for key, value in data.items() if key != WIDGET_VIEW}
 
 
 def _after_cell(*_args: Any) -> None:
