@@ -151,6 +151,12 @@ def test_a_direction_on_a_signed_parameter_follows_its_description() -> None:
         ("pendulum", "no pendulum"),
         ("boids", "no boids"),
         ("projectile", "launch 10 degrees below the horizontal"),  # a sign the angle has no word for
+        ("projectile", "5 m lower"),  # lower by 5 m, from where it is: not a height of 5 m
+        ("projectile", "launch 10 degrees lower"),
+        ("projectile", "launch it 2 m higher"),
+        ("pendulum", "move the bob 10 cm lower"),  # not a length of 10 cm
+        ("pendulum", "make gravity point up"),  # a way, no value: not more gravity
+        ("pendulum", "make gravity point down"),
     ],
 )
 def test_what_a_second_look_found_is_refused_not_changed(target: str, request_text: str) -> None:

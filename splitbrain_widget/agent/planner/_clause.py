@@ -19,6 +19,7 @@ from ._lexicon import (
     BOUND,
     BY_AMOUNT,
     COMPARATIVES,
+    COMPARED_AMOUNT,
     CSS_COLOURS,
     DISTANCES,
     FACTORS,
@@ -141,6 +142,9 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
     where = _positions.placed(clause, manifest, params, number)
     if where is not None:  # "5 cm above the axis", "10 cm between them", "gravity 12 pointing down"
         return where
+    turned = _positions.turned(clause, number)
+    if turned is not None:  # "make gravity point up": a way with no value
+        return turned
 
     relative = _relative(clause, manifest, param, current, number)
     if relative is not None:
@@ -154,6 +158,9 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
         param = _by_unit(clause, manifest, number)
     if param is None:
         return f'I could not tell which parameter "{clause}" is about.'
+    if number is not None and COMPARED_AMOUNT.match(clause, number.end):  # "5 m lower": by 5, from where?
+        amount = f"{fmt(number.value)} {number.unit}" if number.unit else fmt(number.value)
+        return f'"{clause}": I could not tell whether to change {param.path} by {amount} or to it.'
     if param.type == "string":
         quoted = re.search(r"['\"](.+?)['\"]", raw) or re.search(r"\bto\s+(\S+)$", raw)
         if quoted:

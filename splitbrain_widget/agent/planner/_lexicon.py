@@ -76,6 +76,9 @@ MORE_RE = re.compile(rf"\b(increase|raise|more|up|add|higher|{'|'.join(MORE)})\b
 
 LESS_RE = re.compile(rf"\b(decrease|reduce|lower|less|fewer|down|cut|subtract|{'|'.join(LESS)})\b")
 
+# A comparative right after a number and its unit: "5 m lower", "10 degrees higher" change by the number.
+COMPARED_AMOUNT = re.compile(rf"\s*(?:more|less|fewer|higher|lower|{'|'.join(COMPARATIVES)})\b")
+
 FACTORS = ((r"double|twice", 2.0), (r"triple|thrice|three times", 3.0), (r"halve|half", 0.5))
 
 # "how <word>" questions: the words that name such a measurement and the units it is measured in.

@@ -105,6 +105,16 @@ def placed(
     return _value(p, value, number.unit, f'"{word}": {p.path} {"+" if sign > 0 else "-"}')
 
 
+_POINTING = re.compile(rf"\b(?:point|points|pointing|pointed|face|faces|facing)\s+(?:{'|'.join(_DIRECTIONS)})\b")
+
+
+def turned(clause: str, number: Number | None) -> str | None:
+    """The reason a way said with no value is refused ("make gravity point up"), or None."""
+    if number is not None or _POINTING.search(clause) is None:
+        return None
+    return f'"{clause}": I cannot tell a value from the way it points; say the value, with its sign where it has one.'
+
+
 def _same_kind(manifest: Manifest, number: Number) -> list[Parameter]:
     """The number parameters whose unit measures what the number's does (every one without a unit)."""
     params = _vocabulary.numbers(manifest)
