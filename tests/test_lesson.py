@@ -241,18 +241,26 @@ def test_what_the_lesson_hides_is_refused_and_never_named_to_an_agent(reads_rang
     assert "- range (m)" in prompt and "max_height" not in prompt and "flight_time" not in prompt
 
 
-def test_an_mcp_clients_state_resource_holds_what_the_lesson_lets_it_read(reads_range: sb.TargetWidget) -> None:
+def test_an_mcp_clients_resources_hold_what_the_lesson_lets_it_read(reads_range: sb.TargetWidget) -> None:
     from .test_mcp_eras import post, reply
 
     server = sb.serve_mcp(reads_range)
     try:
         (served,) = server.widgets()
-        uri = f"splitbrain://{served['id']}/state"
-        body = json.loads(reply(post(server, "resources/read", {"uri": uri}))["result"]["contents"][0]["text"])
+
+        def read(kind: str) -> dict[str, Any]:
+            uri = f"splitbrain://{served['id']}/{kind}"
+            return dict(
+                json.loads(reply(post(server, "resources/read", {"uri": uri}))["result"]["contents"][0]["text"])
+            )
+
+        state, manifest = read("state")["page_data"]["state"], read("manifest")
     finally:
         server.stop()
-    state = body["page_data"]["state"]
     assert state["range"] == 40.0 and "max_height" not in state and state["observables"] == {"range": 40.0}
+    assert list(manifest["observables"]) == ["range"]  # the hidden ones are not named either
+    assert manifest["parameters"] == reads_range.manifest["parameters"]
+    assert len(reads_range.manifest["observables"]) > 1  # the student's own code sees them all
 
 
 def test_a_lesson_naming_an_observable_the_page_does_not_declare_refuses_every_read(

@@ -23,6 +23,7 @@ from ._schema import PAGE_DATA_NOTE
 from ._serve import (
     Caller,
     input_schema,
+    manifest_for_callers,
     offers,
     readable_observables,
     run_tool,
@@ -56,6 +57,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "input_schema",
+    "manifest_for_callers",
     "offers",
     "readable_observables",
     "run_tool",

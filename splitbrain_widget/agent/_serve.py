@@ -73,6 +73,17 @@ def state_for_callers(sim: TargetWidget) -> dict[str, Any]:
     return _reads.only(sim.state, sim.schema, _reads.readable(sim)) or {}
 
 
+def manifest_for_callers(sim: TargetWidget) -> dict[str, Any]:
+    """``sim``'s manifest as an agent or MCP client may read it: only the observables the lesson lets
+    them read (an MCP manifest resource). Raises :class:`~splitbrain_widget.LessonError` as
+    :func:`state_for_callers`."""
+    names = _reads.readable(sim)
+    body = dict(sim.manifest)
+    if names is not None:
+        body["observables"] = {k: v for k, v in (body.get("observables") or {}).items() if k in names}
+    return body
+
+
 def readable_observables(sim: TargetWidget) -> list[str] | None:
     """The observables of ``sim`` its callers may read (an App view keeps the model's context to
     them); None: every one. Raises :class:`~splitbrain_widget.LessonError` as :func:`state_for_callers`."""

@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..agent import PAGE_DATA_NOTE, Caller, input_schema, run_tool, state_for_callers
+from ..agent import PAGE_DATA_NOTE, Caller, input_schema, manifest_for_callers, run_tool, state_for_callers
 from ..core import _lesson_log
 from ..core._lesson import LessonError
 from ..widget import on_live_change
@@ -418,18 +418,17 @@ class Hub:
             raise MCPError(code=code, message=f"Resource not found: {uri}", data={"uri": uri})
         served, kind = found
         widget = served.widget
-        if kind == "manifest":
-            body: dict[str, Any] = dict(widget.manifest)
-        else:
-            try:  # what the lesson lets a client read of the page
-                state: dict[str, Any] = state_for_callers(widget)
-            except LessonError as exc:
-                raise MCPError(code=types.INVALID_REQUEST, message=f"the lesson policy cannot be read: {exc}") from None
-            body = {
-                "target": widget.target_id,
-                "values": dict(widget.values),
-                "page_data": {"note": PAGE_DATA_NOTE, "state": state},
-            }
+        try:  # what the lesson lets a client read of the page (and its manifest names)
+            if kind == "manifest":
+                body: dict[str, Any] = manifest_for_callers(widget)
+            else:
+                body = {
+                    "target": widget.target_id,
+                    "values": dict(widget.values),
+                    "page_data": {"note": PAGE_DATA_NOTE, "state": state_for_callers(widget)},
+                }
+        except LessonError as exc:
+            raise MCPError(code=types.INVALID_REQUEST, message=f"the lesson policy cannot be read: {exc}") from None
         text = json.dumps(body, default=str)
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=text)]
