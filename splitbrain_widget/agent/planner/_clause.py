@@ -42,7 +42,6 @@ from ._lexicon import (
     TOGGLE,
     Number,
     core_words,
-    counted_param,
     find_params,
     mentions_of,
     name_forms,
@@ -50,6 +49,7 @@ from ._lexicon import (
     read_number,
     word_tokens,
 )
+from ._values import converted_to, in_its_unit
 
 
 def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str, Any]) -> tuple[str, Any, str] | str:
@@ -75,7 +75,7 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
         number = None  # "hide the zero crossings": words of a description, not a value
     skip = (number.unit_start, number.end) if number and number.unit else None
     params = find_params(clause, manifest, skip)
-    counted = counted_param(number, manifest) if number is not None and not params else None
+    counted = _counts.counted_param(number, manifest) if number is not None and not params else None
     if counted is not None and _goals.named_observables(clause, manifest, skip):
         counted = None  # "make the largest cluster 50 boids": a goal on what the page measures, not the count
     if counted is not None and BY_AMOUNT.search(clause):  # "remove 20 boids": a change by an amount
@@ -183,35 +183,7 @@ def read_clause(clause: str, raw: str, ctx: PlannerContext, current: Mapping[str
         return f'"{clause}" asks for a range, not a value; say the value for {param.path}.'
     if number.unit is None and number.word and param.unit and number.word not in AFTER_NUMBER:
         return f'I do not know the unit "{number.word}"; {param.path} is in {param.unit}.'
-    return _with_unit(param, number.value, number.unit)
-
-
-def _convert(number: float, unit: str, param: Parameter, delta: bool = False) -> float | None:
-    """``number`` in ``unit`` in the parameter's unit, trying the case as written first ("MHz")."""
-    assert param.unit is not None
-    convert = _units.convert_delta if delta else _units.convert
-    for spelling in dict.fromkeys([unit, unit.lower()]):
-        converted = convert(number, spelling, param.unit)
-        if converted is not None:
-            return converted
-    return None
-
-
-def _with_unit(param: Parameter, number: float, unit: str | None) -> tuple[str, Any, str] | str:
-    note = ""
-    if unit and not param.unit:
-        if _units.is_physical(unit):  # "count 5 km"; a count noun like "200 boids" is fine
-            return f"{param.path} has no unit; I cannot use {unit} for it."
-    elif unit and param.unit and not _units.same(unit, param.unit):
-        converted = _convert(number, unit, param)
-        if converted is None:
-            return f"{param.path} is in {param.unit}; I cannot convert {unit} to that."
-        note = f"{fmt(number)} {unit} = {fmt(tidy(converted))} {param.unit}"
-        number = converted
-    if param.type == "integer" and not float(number).is_integer():
-        return f"{param.path} takes whole numbers; {fmt(number)} is not one."
-    value: Any = round(number) if param.type == "integer" else tidy(number)
-    return param.path, value, note
+    return in_its_unit(param, number.value, number.unit)
 
 
 _GOAL_WORDS = re.compile(r"\b(?:land|lands|landing|reach|hit|aim|away|range|so that|until|target)\b")
@@ -492,13 +464,13 @@ def _relative(
             target = now * (1 + direction * amount / 100)
         elif re.search(r"\bby\s*$", before) or re.fullmatch(r"(?:please )?(?:add|subtract)\s*", before):
             if unit and param.unit and not _units.same(unit, param.unit):
-                converted = _convert(amount, unit, param, delta=True)
+                converted = converted_to(param, amount, unit, delta=True)
                 if converted is None:
                     return f"{param.path} is in {param.unit}; I cannot convert {unit} to that."
                 amount = converted
             target = now + direction * amount
         elif re.search(r"\bto\s*$", before):  # "increase the speed to 12" sets 12 if that is an increase
-            absolute = _with_unit(param, amount, unit)
+            absolute = in_its_unit(param, amount, unit)
             if isinstance(absolute, str):
                 return absolute
             if (absolute[1] - now) * direction <= 0:

@@ -12,7 +12,7 @@ from ...core import _units
 from ...manifest import Manifest, Parameter
 from . import _vocabulary
 from ._format import tidy
-from ._lexicon import NUMBER_WORDS, is_unit
+from ._lexicon import NUMBER_WORDS, Number, is_unit, word_tokens
 
 RATE = re.compile(
     rf"(?P<n>-?\d+(?:\.\d+)?|{'|'.join(NUMBER_WORDS)}) (?P<what>[a-z]+) "
@@ -24,20 +24,42 @@ GROUP_OF = re.compile(r"\b(?P<group>[a-z]+) of (?P<n>\d+)$")
 MORE_OF = re.compile(r"^(?P<way>more|fewer|less) (?P<noun>[a-z]+) to (?P<n>\d+)$")
 
 
+_COUNT_LABEL = re.compile(r"(?:the )?(?:number|count|amount) of\b(?: (?:the )?([a-z]+)$)?")
+_COUNT_NAME = re.compile(r"(?:^|_)(?:count|num|number)(?:_|$)")
+_NAME_NOUN = re.compile(r"(?:num|n|number)_([a-z]+)|([a-z]+)_(?:count|number)")
+
+
 def counts(manifest: Manifest) -> list[Parameter]:
     """The whole-number parameters that count things: "Number of boids", ``*_count``, "How many ..."."""
-    found = []
-    for p in manifest.parameters.values():
-        if p.type != "integer" or p.readonly:
-            continue
-        label = (p.label or "").lower()
-        if (
-            re.match(r"(?:the )?(?:number|count|amount) of\b", label)
-            or re.search(r"(?:^|_)(?:count|num|number)(?:_|$)", p.name.lower())
+    return [
+        p
+        for p in manifest.parameters.values()
+        if p.type == "integer"
+        and not p.readonly
+        and (
+            _COUNT_LABEL.match((p.label or "").lower())
+            or _COUNT_NAME.search(p.name.lower())
+            or _NAME_NOUN.fullmatch(p.name.lower())
             or re.match(r"how many\b", (p.description or "").lower())
-        ):
-            found.append(p)
-    return found
+        )
+    ]
+
+
+def counted_param(number: Number, manifest: Manifest) -> Parameter | None:
+    """The one count whose label or name says the thing the word after the number names ("300 boids":
+    the parameter labelled "Number of boids", or named num_boids / boid_count)."""
+    word = number.unit or number.word
+    if not word:
+        return None
+    noun = word_tokens(word.lower())
+    hits = []
+    for p in counts(manifest):
+        label = _COUNT_LABEL.fullmatch((p.label or "").lower())
+        name = _NAME_NOUN.fullmatch(p.name.lower())
+        nouns = [g for m in (label, name) if m for g in m.groups() if g]
+        if any(word_tokens(n) == noun for n in nouns):
+            hits.append(p)
+    return hits[0] if len(hits) == 1 else None
 
 
 def counted(clause: str, manifest: Manifest, current: Mapping[str, Any]) -> tuple[str, int, str] | str | None:

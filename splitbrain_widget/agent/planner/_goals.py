@@ -24,6 +24,7 @@ from typing import Any
 
 from ...core import _units
 from ...manifest import Manifest, Observable, Parameter
+from . import _counts
 from ._context import LABEL, PlannedCall, PlannerContext
 from ._format import aim_phrase, fmt, tidy
 from ._lexicon import (
@@ -35,7 +36,6 @@ from ._lexicon import (
     NEGATION,
     Number,
     core_words,
-    counted_param,
     find_params,
     mentions_of,
     read_number,
@@ -151,7 +151,7 @@ def read(clause: str, raw: str, ctx: PlannerContext) -> Goal | str | None:
         return None
     number = read_number(clause, raw, manifest)
     unit_span = (number.unit_start, number.end) if number and number.unit else None
-    counts = number is not None and counted_param(number, manifest) is not None
+    counts = number is not None and _counts.counted_param(number, manifest) is not None
     if counts and not named_observables(clause, manifest, unit_span):
         return None  # "put 300 boids in the sky": the number of boids, a set
     if number is None:

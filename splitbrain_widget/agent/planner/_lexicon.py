@@ -310,18 +310,20 @@ def split_clauses(request: str, raw: str) -> list[tuple[str, str]]:
     return out
 
 
+def singular(word: str) -> str:
+    """A name's word without a plural s ("vectors" -> "vector"; not "gas", "mass"). Lighter than
+    ``_vocabulary.stem``, which also drops -ing, -ed and a final e to match a description's words."""
+    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
+
+
 def word_tokens(text: str) -> list[str]:
-    words = re.findall(r"[a-z][a-z0-9_]*", text)
-    out = []
-    for w in words:
-        w = SYNONYMS.get(w, w)
-        out.append(w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w)
-    return out
+    """The words of a request as names are matched: synonyms made one word, in the singular."""
+    return [singular(SYNONYMS.get(w, w)) for w in re.findall(r"[a-z][a-z0-9_]*", text)]
 
 
 def core_words(param: Parameter) -> list[str]:
-    tokens = [SYNONYMS.get(t, t) for t in param.name.lower().split("_")]
-    core = [t[:-1] if len(t) > 4 and t.endswith("s") and not t.endswith("ss") else t for t in tokens]
+    """The words of a parameter's name, as :func:`word_tokens` reads a request (without stop words)."""
+    core = [singular(SYNONYMS.get(t, t)) for t in param.name.lower().split("_")]
     return [t for t in core if t not in STOP_TOKENS] or core
 
 
@@ -420,22 +422,3 @@ NOT_UNITS = frozenset(
 )  # fmt: skip
 
 BY_AMOUNT = re.compile(r"\b(?:remove|take away|delete|drop|kill|lose|get rid of)\b")
-
-
-def counted_param(number: Number, manifest: Manifest) -> Parameter | None:
-    """The one whole-number parameter that counts what the word after the number names ("300 boids":
-    the parameter labelled "Number of boids", or named num_boids / boid_count)."""
-    word = number.unit or number.word
-    if not word:
-        return None
-    noun = word_tokens(word.lower())
-    hits = []
-    for p in manifest.parameters.values():
-        if p.type != "integer" or p.readonly:
-            continue
-        label = re.fullmatch(r"(?:the )?(?:number|count|amount) of (?:the )?([a-z]+)", (p.label or "").lower())
-        name = re.fullmatch(r"(?:num|n|number)_([a-z]+)|([a-z]+)_(?:count|number)", p.name.lower())
-        nouns = [g for m in (label, name) if m for g in m.groups() if g]
-        if any(word_tokens(n) == noun for n in nouns):
-            hits.append(p)
-    return hits[0] if len(hits) == 1 else None

@@ -6,12 +6,14 @@ never a value with the sign dropped (docs/writing-targets.md, "Words the planner
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ...core import _units
 from ...manifest import Manifest, Parameter
 from . import _vocabulary
-from ._format import fmt, tidy
+from ._format import fmt
 from ._lexicon import BOUND, Number
+from ._values import in_its_unit
 
 # direction word -> (axis, sign)
 _DIRECTIONS = {
@@ -64,7 +66,7 @@ def negative_way(p: Parameter) -> str | None:
 
 def placed(
     clause: str, manifest: Manifest, params: list[Parameter], number: Number | None
-) -> tuple[str, float, str] | str | None:
+) -> tuple[str, Any, str] | str | None:
     """(path, value, note) for a number placed by a direction or "between them", the reason it cannot
     be, or None when the clause places nothing (or changes by an amount: "down by 5", "up to 12")."""
     if number is None or number.others:
@@ -124,13 +126,12 @@ def _same_kind(manifest: Manifest, number: Number) -> list[Parameter]:
     return [p for p in params if wanted is not None and p.unit and _units.dimension(p.unit) == wanted]
 
 
-def _value(p: Parameter, value: float, unit: str | None, note: str) -> tuple[str, float, str] | str:
-    if unit and p.unit and not _units.same(unit, p.unit):
-        converted = _units.convert(value, unit, p.unit) or _units.convert(value, unit.lower(), p.unit)
-        if converted is None:
-            return f"{p.path} is in {p.unit}; I cannot convert {unit} to that."
-        value = converted
-    value = tidy(value)
+def _value(p: Parameter, value: float, unit: str | None, note: str) -> tuple[str, Any, str] | str:
+    """(path, value, ``note``) for a placed number in its unit, or why it cannot be (its range too)."""
+    said = in_its_unit(p, value, unit)
+    if isinstance(said, str):
+        return said
+    path, value, conversion = said
     if (p.min is not None and value < p.min) or (p.max is not None and value > p.max):
         return f"{p.path} takes {fmt(p.min or 0)}..{fmt(p.max or 0)}; {fmt(value)} is outside it."
-    return p.path, round(value) if p.type == "integer" else value, note
+    return path, value, f"{note}; {conversion}" if conversion else note
