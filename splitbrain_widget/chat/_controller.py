@@ -17,7 +17,7 @@ from ..agent._tools import call_label
 from ..core import _kernel_tap
 from ..core._audit import INSPECTOR, call_source
 from ..core._lesson import LessonError, current_lesson
-from ..core._platform import background_context, in_browser
+from ..core._platform import start_background
 from ..core._secrets import redact
 from ..protocol import ProtocolError, approval_closed, approval_request, chat_event, code_message
 
@@ -53,12 +53,11 @@ class ChatController:
             if self.busy():
                 self._send_event({"kind": "busy", "text": "still answering the previous message; press Stop first"})
                 return
-            if in_browser():  # one thread: the answer is a task on Pyodide's loop, which no cell waits for
-                loop = asyncio.get_event_loop()
-                self._task = loop.create_task(self._aanswer(text), context=background_context())
-                return
-            self._worker = threading.Thread(target=self._answer, args=(text,), name="splitbrain-chat", daemon=True)
-            self._worker.start()
+            started = start_background("splitbrain-chat", lambda: self._answer(text), lambda: self._aanswer(text))
+            if isinstance(started, threading.Thread):
+                self._worker = started
+            else:  # in the browser: a task on Pyodide's loop
+                self._task = started
 
     def on_cancel(self) -> None:
         if self.agent is not None:
@@ -85,12 +84,9 @@ class ChatController:
         self._start_control("act", name)
 
     def _start_control(self, what: str, argument: Any) -> None:
-        if in_browser():  # one thread: a task on Pyodide's loop, which no cell waits for
-            loop = asyncio.get_event_loop()
-            _KEPT.add(task := loop.create_task(self._acontrol(what, argument), context=background_context()))
-            task.add_done_callback(_KEPT.discard)
-            return
-        threading.Thread(target=self._control, args=(what, argument), name="splitbrain-control", daemon=True).start()
+        start_background(
+            "splitbrain-control", lambda: self._control(what, argument), lambda: self._acontrol(what, argument)
+        )
 
     def on_copy_code(self) -> None:
         """The panel's "Copy as code": send it ``sim.audit.to_code()`` (bounded) to put on the clipboard."""
@@ -232,9 +228,6 @@ class ChatController:
         with self._lock:
             transcript = [*self.sim.transcript, entry][-MAX_TRANSCRIPT:]
             self.sim.transcript = transcript
-
-
-_KEPT: set[asyncio.Future[None]] = set()  # the loop keeps only a weak reference to a task
 
 
 def _resolve(future: asyncio.Future[bool], value: bool) -> None:

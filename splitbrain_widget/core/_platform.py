@@ -13,10 +13,14 @@ feature that needs one says which and how to add it.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import importlib
 import sys
+import threading
+from collections.abc import Callable, Coroutine
 from types import ModuleType
+from typing import Any
 
 # module -> (the distribution to install, what it is for)
 OPTIONAL = {
@@ -53,6 +57,25 @@ def background_context() -> contextvars.Context:
     context = contextvars.copy_context()
     context.run(_BACKGROUND.set, True)
     return context
+
+
+_KEPT: set[asyncio.Future[None]] = set()  # a loop keeps only a weak reference to a task
+
+
+def start_background(
+    name: str, run: Callable[[], None], arun: Callable[[], Coroutine[Any, Any, None]]
+) -> threading.Thread | asyncio.Future[None]:
+    """Start work that no cell waits for: ``run`` on a daemon thread called ``name`` on a computer;
+    in the browser (one thread) ``arun()`` as a task on the kernel's loop, marked :func:`in_background`
+    and kept until it ends."""
+    if in_browser():
+        task = asyncio.get_event_loop().create_task(arun(), context=background_context())
+        _KEPT.add(task)
+        task.add_done_callback(_KEPT.discard)
+        return task
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return thread
 
 
 def desktop_only(feature: str, instead: str = "") -> None:
