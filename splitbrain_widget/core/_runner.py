@@ -2,7 +2,8 @@
 
 A runner (``jupyter nbconvert --execute``, ``jupyter execute``, papermill, nbval: nbclient and its
 kin) sends each cell with ``allow_stdin`` false, as it cannot answer ``input()``; JupyterLab,
-Notebook 7 and VS Code send it true (JupyterLab 4's ``requestExecute``, read in its bundle). A
+Notebook 7 and VS Code send it true (read in JupyterLab 4's ``requestExecute`` and in the VS Code
+Jupyter extension's ``src/kernels/execution/cellExecution.ts``). Voila sends it false. A
 runner renders no widget: what it keeps of a widget's output is the rest of the output's bundle.
 """
 
