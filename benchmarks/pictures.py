@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -125,6 +126,8 @@ def executed_notebook(runs: int) -> dict[str, Any]:
                 )
                 times[kind].append(time.perf_counter() - started)
                 sizes[kind] = (Path(folder) / out).stat().st_size
+                saved = nbformat.read(Path(folder) / out, as_version=4).metadata.get("widgets")
+                sizes[f"state_{kind}"] = len(json.dumps(saved)) if saved else 0
     on, off = statistics.median(times["on"]), statistics.median(times["off"])
     return {
         "seconds_with_pictures": round(on, 2),
@@ -132,6 +135,7 @@ def executed_notebook(runs: int) -> dict[str, Any]:
         "with_over_without": round(on / off, 2),
         "bytes_with_pictures": sizes["on"],
         "bytes_without": sizes["off"],
+        "bytes_of_widget_state": sizes["state_off"],  # nbclient's, in both: every widget's traits, its code too
         "runs": runs,
     }
 
@@ -148,6 +152,4 @@ def run(*, smoke: bool = False) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    import json
-
     print(json.dumps(run(), indent=1))

@@ -372,7 +372,12 @@ def table(r: dict[str, Any]) -> str:
                 "a notebook of 3 widgets executed headless (`nbconvert --execute`) with pictures vs without",
                 f"{book['seconds_with_pictures']} s vs {book['seconds_without']} s: {book['with_over_without']}x "
                 f"(medians of {book['runs']}, alternating); {book['bytes_with_pictures'] // 1000} KB vs "
-                f"{book['bytes_without'] // 1000} KB",
+                f"{book['bytes_without'] // 1000} KB"
+                + (
+                    f", of which {book['bytes_of_widget_state'] // 1000} KB in both is the widget state nbclient saves"
+                    if book.get("bytes_of_widget_state")
+                    else ""
+                ),
                 "pictures",
             )
     if "headless" in r:
