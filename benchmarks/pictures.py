@@ -135,7 +135,7 @@ def executed_notebook(runs: int) -> dict[str, Any]:
         "with_over_without": round(on / off, 2),
         "bytes_with_pictures": sizes["on"],
         "bytes_without": sizes["off"],
-        "bytes_of_widget_state": sizes["state_off"],  # nbclient's, in both: every widget's traits, its code too
+        "bytes_of_widget_state": sizes["state_off"],  # nbclient's (of the run without pictures): the traits, code too
         "runs": runs,
     }
 

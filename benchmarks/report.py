@@ -374,7 +374,7 @@ def table(r: dict[str, Any]) -> str:
                 f"(medians of {book['runs']}, alternating); {book['bytes_with_pictures'] // 1000} KB vs "
                 f"{book['bytes_without'] // 1000} KB"
                 + (
-                    f", of which {book['bytes_of_widget_state'] // 1000} KB in both is the widget state nbclient saves"
+                    f", of which {book['bytes_of_widget_state'] // 1000} KB is the widget state nbclient saves"
                     if book.get("bytes_of_widget_state")
                     else ""
                 ),

@@ -163,3 +163,14 @@ def test_what_a_second_look_found_is_refused_not_changed(target: str, request_te
     """Requests a review of these rules found changed the wrong thing (or the right one the wrong way)."""
     result = plan(request_text, context(target))
     assert result.calls == [] and result.refusal is not None, result.calls
+
+
+def test_a_length_in_another_unit_lands_on_a_whole_number() -> None:
+    """4.35 m is 435 cm, though the float says 434.99999999999994 (a parameter of whole centimetres)."""
+    from splitbrain_widget.manifest import Manifest
+
+    probe = {"type": "integer", "unit": "cm", "value": 0, "min": -1000, "max": 1000, "description": "Vertical position"}
+    m = Manifest.model_validate({"id": "t", "title": "T", "data": {"probe": {"y": probe}}})
+    for request_text in ("put the probe 4.35 m above the axis", "set the probe y to 4.35 m"):
+        result = plan(request_text, PlannerContext(m, m.defaults()))
+        assert [c.args["values"] for c in result.calls] == [{"probe.y": 435}], result.refusal

@@ -21,13 +21,14 @@ def cell_from_a_runner() -> bool:
         return False
     kernel: Any = getattr(get_ipython(), "kernel", None)
     get_parent = getattr(kernel, "get_parent", None)  # ipykernel 6 and later
-    if not callable(get_parent):
-        return False
+    if not callable(get_parent):  # ipykernel 5 keeps the running cell's flag itself
+        allowed = getattr(kernel, "_allow_stdin", None)
+        return allowed is False
     try:
         request = get_parent("shell")
-    except Exception:  # an older or another kernel: it cannot say
+    except Exception:  # another kernel: it cannot say
         return False
     if not isinstance(request, dict) or (request.get("header") or {}).get("msg_type") != "execute_request":
         return False
     content = request.get("content") or {}
-    return not content.get("allow_stdin", False)  # the protocol's default, as ipykernel reads it
+    return not content.get("allow_stdin", False)  # missing: false, as ipykernel reads it

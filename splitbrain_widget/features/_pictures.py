@@ -138,7 +138,7 @@ class OutputPictures:
         if widget is None or not self.enabled:
             return
         self.picture = picture
-        if self.display_ids:  # a runner's: no notebook server saves them
+        if self.headless_only():  # no notebook view: no notebook server saves its outputs
             return
         bundle = widget._output_bundle()
         if bundle is not None:

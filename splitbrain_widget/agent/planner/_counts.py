@@ -29,19 +29,18 @@ _COUNT_NAME = re.compile(r"(?:^|_)(?:count|num|number)(?:_|$)")
 _NAME_NOUN = re.compile(r"(?:num|n|number)_([a-z]+)|([a-z]+)_(?:count|number)")
 
 
+def _whole_numbers(manifest: Manifest) -> list[Parameter]:
+    return [p for p in manifest.parameters.values() if p.type == "integer" and not p.readonly]
+
+
 def counts(manifest: Manifest) -> list[Parameter]:
     """The whole-number parameters that count things: "Number of boids", ``*_count``, "How many ..."."""
     return [
         p
-        for p in manifest.parameters.values()
-        if p.type == "integer"
-        and not p.readonly
-        and (
-            _COUNT_LABEL.match((p.label or "").lower())
-            or _COUNT_NAME.search(p.name.lower())
-            or _NAME_NOUN.fullmatch(p.name.lower())
-            or re.match(r"how many\b", (p.description or "").lower())
-        )
+        for p in _whole_numbers(manifest)
+        if _COUNT_LABEL.match((p.label or "").lower())
+        or _COUNT_NAME.search(p.name.lower())
+        or re.match(r"how many\b", (p.description or "").lower())
     ]
 
 
@@ -53,7 +52,7 @@ def counted_param(number: Number, manifest: Manifest) -> Parameter | None:
         return None
     noun = word_tokens(word.lower())
     hits = []
-    for p in counts(manifest):
+    for p in _whole_numbers(manifest):  # n_boids too, which counts() leaves to its description
         label = _COUNT_LABEL.fullmatch((p.label or "").lower())
         name = _NAME_NOUN.fullmatch(p.name.lower())
         nouns = [g for m in (label, name) if m for g in m.groups() if g]

@@ -32,8 +32,8 @@ def in_its_unit(param: Parameter, number: float, unit: str | None) -> tuple[str,
         converted = converted_to(param, number, unit)
         if converted is None:
             return f"{param.path} is in {param.unit}; I cannot convert {unit} to that."
-        note = f"{fmt(number)} {unit} = {fmt(tidy(converted))} {param.unit}"
-        number = converted
+        number, said = tidy(converted), number  # 4.35 m is 435 cm, not 434.99999999999994
+        note = f"{fmt(said)} {unit} = {fmt(number)} {param.unit}"
     if param.type == "integer" and not float(number).is_integer():
         return f"{param.path} takes whole numbers; {fmt(number)} is not one."
     value: Any = round(number) if param.type == "integer" else tidy(number)
