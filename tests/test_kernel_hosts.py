@@ -314,3 +314,16 @@ def test_an_mcp_call_made_while_a_cell_sleeps_is_answered_where_the_kernel_can_h
     else:
         assert answered >= ended - 0.5, "without a shell-channel thread the answer comes after the cell"
     assert fe.check("print(sim.values['settings.count'], sim.audit[-1].source)").split()[0] == "9"
+
+
+def test_a_runners_cell_is_told_from_a_notebooks() -> None:
+    """``core/_runner.py`` on this kernel (and each ipykernel of ``make kernel-matrix``; 5.x has no
+    ``get_parent``): a cell sent with ``allow_stdin`` false is a runner's, one sent true a notebook's."""
+    frontend = start_frontend()
+    try:
+        probe = "from splitbrain_widget.core._runner import cell_from_a_runner\nprint(cell_from_a_runner())"
+        said = [frontend.run(probe, allow_stdin=allowed) for allowed in (True, False, True)]
+        assert [r.error for r in said] == [None, None, None]
+        assert [r.stdout.strip() for r in said] == ["False", "True", "False"]
+    finally:
+        frontend.close()
