@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 import splitbrain_widget as sb
+from splitbrain_widget.agent._model_setup import server_models
+from splitbrain_widget.agent._server_facts import ServerFacts, read_facts
 
 from .fake_providers import Turn, make_agent, say
 from .test_agent_providers import ask, sim  # noqa: F401  (the fixture)
@@ -150,9 +152,11 @@ def test_a_server_that_never_answers_ends_by_the_request_deadline(sim: sb.Target
 
 def test_a_server_that_streams_forever_ends_by_the_run_deadline(sim: sb.TargetWidget, misbehaving: Any) -> None:  # noqa: F811
     server = misbehaving("endless")
+    started = time.monotonic()
     agent = sb.Agent(
         sim, model="endless", base_url=server.url, max_retries=0, request_timeout=None, idle_timeout=5, run_timeout=2
     )
+    assert time.monotonic() - started < 10  # its facts are not waited for: the server answers every GET endlessly
     events: list[Any] = []
     started = time.monotonic()
     result, recorder = ask(agent, timeout=30)
@@ -162,3 +166,14 @@ def test_a_server_that_streams_forever_ends_by_the_run_deadline(sim: sb.TargetWi
     assert any(type(e).__name__ == "TextDelta" for e in recorder.events)  # it was streaming when the deadline came
     # the conversation goes on: the next answer is not stuck behind the one that was stopped
     assert agent.history is not None
+
+
+def test_a_server_that_trickles_an_endless_answer_leaves_its_facts_unknown_by_the_deadline(misbehaving: Any) -> None:
+    """Found as a test that took two minutes: each probe of a server's facts read on while bytes kept coming,
+    to a mebibyte, so making an agent for such a server took that long. Each read now ends at its deadline."""
+    server = misbehaving("endless")
+    started = time.monotonic()
+    assert read_facts(server.url, "endless", timeout=0.3) == ServerFacts()
+    assert server_models(server.url, timeout=0.3) is None
+    took = time.monotonic() - started
+    assert server.requests == 2 and took < 5, (server.requests, took)

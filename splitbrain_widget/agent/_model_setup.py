@@ -7,10 +7,7 @@ saying what to install, set or pass.
 
 from __future__ import annotations
 
-import json
 import os
-import urllib.error
-import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,7 +16,7 @@ from pydantic_ai.models import Model
 from ._models import ModelSetupError
 from ._offline import offline_model
 from ._run_state import RunState
-from ._server_facts import ServerFacts, read_facts
+from ._server_facts import ServerFacts, read_facts, read_json
 
 LOCAL_SERVERS = (("Ollama", 11434), ("llama.cpp", 8080), ("LM Studio", 1234))
 
@@ -134,11 +131,7 @@ _listings: dict[str, Any] = {}
 def server_models(url: str, timeout: float = 0.5) -> tuple[dict[str, Any], list[str]] | None:
     """What an OpenAI-compatible server at ``url`` (``.../v1``) lists at ``/models``: its listing and the
     model ids in it; None when nothing answers there (or not with JSON)."""
-    try:
-        with urllib.request.urlopen(f"{url}/models", timeout=timeout) as response:
-            listing = json.loads(response.read(1 << 20))
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
+    listing = read_json(f"{url}/models", timeout)
     if not isinstance(listing, dict):
         return None
     return listing, [str(m["id"]) for m in listing.get("data", []) if isinstance(m, dict) and m.get("id")]

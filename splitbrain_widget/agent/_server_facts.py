@@ -12,6 +12,7 @@ leaves its fact unknown (``None``), never an error.
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -33,12 +34,26 @@ class ServerFacts:
     source: str = ""  # where the context size was read, for the docs and the warning
 
 
-def _get(url: str, timeout: float, body: dict[str, Any] | None = None) -> Any:
+def read_json(url: str, timeout: float, body: dict[str, Any] | None = None) -> Any:
+    """The JSON a server answers at ``url`` (posting ``body`` if given) within ``timeout`` seconds in all;
+    None when it does not, or not with JSON of at most :data:`MAX_BODY` bytes. The whole read is bounded,
+    not only each wait: a server that trickles an endless answer is given up on at the deadline."""
+    deadline = time.monotonic() + timeout
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"} if data else {})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return json.loads(response.read(MAX_BODY))
+            chunks: list[bytes] = []
+            size = 0
+            while size <= MAX_BODY:
+                if time.monotonic() > deadline:
+                    return None
+                chunk = response.read1(65536)
+                if not chunk:
+                    return json.loads(b"".join(chunks))
+                chunks.append(chunk)
+                size += len(chunk)
+            return None  # larger than a server's facts ever are
     except (urllib.error.URLError, OSError, ValueError):
         return None
 
@@ -58,19 +73,19 @@ def read_facts(base_url: str, model: str, listing: Any = None, timeout: float = 
     already read."""
     root = server_root(base_url)
     if listing is None:
-        listing = _get(f"{base_url.rstrip('/')}/models", timeout)
+        listing = read_json(f"{base_url.rstrip('/')}/models", timeout)
         if listing is None:  # a server that does not list its models in time will not say more
             return ServerFacts()
     entry = _listed(listing, model)
     if (length := _int(entry.get("max_model_len"))) is not None:  # vLLM
         return ServerFacts("vLLM", length, None, "/v1/models max_model_len")
-    props = _get(f"{root}/props", timeout)
+    props = read_json(f"{root}/props", timeout)
     if isinstance(props, dict) and ("default_generation_settings" in props or "chat_template_caps" in props):
         return _llama_cpp(props)
-    version = _get(f"{root}/api/version", timeout)
+    version = read_json(f"{root}/api/version", timeout)
     if isinstance(version, dict) and "version" in version:
         return _ollama(root, model, timeout)
-    studio = _get(f"{root}/api/v0/models/{quote(model, safe='')}", timeout)
+    studio = read_json(f"{root}/api/v0/models/{quote(model, safe='')}", timeout)
     if isinstance(studio, dict) and ("max_context_length" in studio or "loaded_context_length" in studio):
         return _lm_studio(studio)
     return ServerFacts()
@@ -93,7 +108,7 @@ def _llama_cpp(props: dict[str, Any]) -> ServerFacts:
 
 
 def _ollama(root: str, model: str, timeout: float) -> ServerFacts:
-    show = _get(f"{root}/api/show", timeout, body={"model": model})
+    show = read_json(f"{root}/api/show", timeout, body={"model": model})
     if not isinstance(show, dict):
         return ServerFacts("Ollama")
     capabilities = show.get("capabilities")
@@ -108,7 +123,7 @@ def _ollama(root: str, model: str, timeout: float) -> ServerFacts:
         if key == "num_ctx" and value.strip().isdigit():
             context, source = int(value.strip()), "/api/show num_ctx"
     if context is None:
-        running = _get(f"{root}/api/ps", timeout)
+        running = read_json(f"{root}/api/ps", timeout)
         for item in running.get("models", []) if isinstance(running, dict) else []:
             if isinstance(item, dict) and model in (item.get("name"), item.get("model")):
                 context, source = _int(item.get("context_length")), "/api/ps context_length"
