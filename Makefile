@@ -44,11 +44,15 @@ js: js/node_modules/.package-lock.json
 	node js/build.mjs --check
 	node --test js/tests/
 
+## unit and kernel run on every core (at most 4 workers): their tests mostly wait on loopback servers,
+## kernels and deadlines, so two workers on two cores take about half the time
+XDIST := -n auto --maxprocesses=4
+
 unit: $(STAMP)
-	$(PY) -m pytest -q -m "not kernel and not browser and not real_model" tests
+	$(PY) -m pytest -q $(XDIST) -m "not kernel and not browser and not real_model" tests
 
 kernel: $(STAMP)
-	$(PY) -m pytest -q -m kernel tests
+	$(PY) -m pytest -q $(XDIST) -m kernel tests
 
 ## make light: the package installed without scipy, pandas and PyYAML (as the browser installs it), in a
 ## venv of its own (.venv-light), and the unit tests that need none of them (tests/light_tests.txt)
