@@ -35,9 +35,10 @@ class ServerFacts:
 
 
 def read_json(url: str, timeout: float, body: dict[str, Any] | None = None) -> Any:
-    """The JSON a server answers at ``url`` (posting ``body`` if given) within ``timeout`` seconds in all;
-    None when it does not, or not with JSON of at most :data:`MAX_BODY` bytes. The whole read is bounded,
-    not only each wait: a server that trickles an endless answer is given up on at the deadline."""
+    """The JSON a server answers at ``url`` (posting ``body`` if given), or None when it does not answer in
+    time, or not with JSON of at most :data:`MAX_BODY` bytes. The whole read is bounded, not only each wait:
+    no read starts after ``timeout`` seconds and each waits at most that long, so a server that trickles an
+    endless answer is given up on within twice ``timeout``."""
     deadline = time.monotonic() + timeout
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"} if data else {})
